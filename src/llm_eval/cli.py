@@ -1,0 +1,171 @@
+"""The `llm-eval` command line. Heavy libraries are imported inside the commands that use them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from llm_eval.errors import ConfigError, LlmEvalError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Evaluate language models on the suite defined by params.yaml and configs/.",
+)
+
+ConfigRoot = Annotated[
+    Path, typer.Option("--config-root", help="Directory holding params.yaml, configs/ and data/.")
+]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(message, err=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def validate(config_root: ConfigRoot = Path(".")) -> None:
+    """Dry run: check config, references and every task file; call no model, write nothing."""
+    from llm_eval.validation import validate as run_validation
+
+    report = run_validation(str(config_root))
+    if not report.ok:
+        for problem in report.problems:
+            typer.echo(str(problem), err=True)
+        _fail(f"validation failed: {len(report.problems)} problem(s)", 1)
+    assert report.config is not None
+    active = report.config.active_benchmarks()
+    total = sum(report.task_counts[name] for name in active)
+    typer.echo(
+        f"OK: {len(report.config.models)} models, {len(active)} benchmarks, {total} tasks, "
+        f"{len(report.config.prompts)} prompts, {len(report.config.tools)} tools"
+    )
+
+
+@app.command("list-config")
+def list_config(config_root: ConfigRoot = Path(".")) -> None:
+    """Show models, benchmarks (with task counts), prompts and tools."""
+    from llm_eval.console import print_config
+    from llm_eval.validation import validate as run_validation
+
+    report = run_validation(str(config_root))
+    if report.config is None:
+        for problem in report.problems:
+            typer.echo(str(problem), err=True)
+        _fail("the configuration does not load", 1)
+    print_config(report.config, report.task_counts)
+
+
+@app.command()
+def run(
+    model: Annotated[list[str], typer.Option("--model", "-m", help="Model name (repeatable).")] = [],  # noqa: B006
+    benchmark: Annotated[
+        list[str], typer.Option("--benchmark", "-b", help="Benchmark name (repeatable).")
+    ] = [],  # noqa: B006
+    mock: Annotated[bool, typer.Option(help="Swap every selected model for the mock provider.")] = False,
+    include: Annotated[list[str], typer.Option(help="Only tasks of this category.")] = [],  # noqa: B006
+    exclude: Annotated[list[str], typer.Option(help="Skip tasks of this category.")] = [],  # noqa: B006
+    limit: Annotated[int | None, typer.Option(min=1, help="First N tasks per benchmark.")] = None,
+    epochs: Annotated[int | None, typer.Option(min=1, help="Run each task K times.")] = None,
+    resume: Annotated[bool, typer.Option(help="Keep finished rows of --output; run the rest.")] = False,
+    max_attempts: Annotated[int | None, typer.Option(help="Attempts per model call.")] = None,
+    request_timeout: Annotated[float | None, typer.Option(help="Seconds per model call.")] = None,
+    task_timeout: Annotated[float | None, typer.Option(help="Seconds per task.")] = None,
+    global_limit: Annotated[int | None, typer.Option(help="Tasks in flight overall.")] = None,
+    per_model_limit: Annotated[int | None, typer.Option(help="Tasks in flight per model.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Completion token budget.")] = None,
+    context_size: Annotated[int | None, typer.Option(help="Same budget as --max-tokens.")] = None,
+    fail_on_error: Annotated[
+        float | None, typer.Option(help="Exit non-zero above this share of error rows.")
+    ] = None,
+    cache: Annotated[bool | None, typer.Option(help="Use the response cache.")] = None,
+    output: Annotated[Path | None, typer.Option(help="Trace JSONL to write.")] = None,
+    config_root: ConfigRoot = Path("."),
+) -> None:
+    """Run models on benchmarks and write one trace row per model x task x epoch."""
+    from llm_eval.run_command import RunOptions, execute_run
+
+    options = RunOptions(
+        models=model,
+        benchmarks=benchmark,
+        mock=mock,
+        include=include,
+        exclude=exclude,
+        limit=limit,
+        epochs=epochs,
+        resume=resume,
+        overrides={
+            "max_attempts": max_attempts,
+            "request_timeout_s": request_timeout,
+            "task_timeout_s": task_timeout,
+            "global_limit": global_limit,
+            "per_model_limit": per_model_limit,
+            "fail_on_error": fail_on_error,
+        },
+        max_tokens=max_tokens,
+        context_size=context_size,
+        cache=cache,
+        output=output,
+        config_root=config_root,
+    )
+    raise typer.Exit(execute_run(options))
+
+
+@app.command()
+def score(
+    results: Annotated[list[Path], typer.Option("--results", "-r", help="Trace JSONL file(s).")],
+    output: Annotated[
+        Path | None, typer.Option(help="Write scored rows here (default: rescore in place).")
+    ] = None,
+    metrics: Annotated[Path | None, typer.Option(help="Write per-benchmark metrics JSON.")] = None,
+    explain: Annotated[
+        str | None, typer.Option(help="Show how each scoring rule decided for this task id.")
+    ] = None,
+) -> None:
+    """Rescore trace rows without calling any model."""
+    from llm_eval.score_command import execute_explain, execute_score
+
+    if explain is not None:
+        raise typer.Exit(execute_explain(results, explain))
+    raise typer.Exit(execute_score(results, output, metrics))
+
+
+@app.command()
+def report(
+    results: Annotated[list[Path], typer.Option("--results", "-r", help="Scored trace JSONL file(s).")],
+    output: Annotated[Path, typer.Option(help="Markdown report to write.")] = Path(
+        "reports/report.md"
+    ),
+    charts_dir: Annotated[
+        Path | None, typer.Option(help="Directory for SVG charts (default docs/images).")
+    ] = Path("docs/images"),
+    no_charts: Annotated[bool, typer.Option("--no-charts", help="Skip the SVG charts.")] = False,
+    title: Annotated[str, typer.Option(help="Report title.")] = "llm-eval report",
+    config_root: ConfigRoot = Path("."),
+) -> None:
+    """Write a Markdown report (and SVG charts) from trace files."""
+    from llm_eval.report_command import execute_report
+
+    raise typer.Exit(
+        execute_report(results, output, None if no_charts else charts_dir, title, config_root)
+    )
+
+
+def main() -> None:
+    """Console entry point: user errors print cleanly, without a traceback."""
+    try:
+        app()
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        sys.exit(1)
+    except (UsageError, LlmEvalError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""The deterministic mock provider: simulated models that need no key and no network.
+
+It is registered like any other provider and goes through the same runner, retry policy,
+flows and tools. It reads the expected answer from the request's `TaskHint` (which real
+providers never see), so its numbers are simulated and reports label them so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import unicodedata
+from collections import Counter
+
+from llm_eval.errors import ProviderError
+from llm_eval.providers.base import ChatRequest, ChatResponse, TaskHint, ToolCall
+from llm_eval.providers.pricing import configured_cost
+from llm_eval.schemas import ModelConfig, Usage
+
+WRONG_SHARE = 0.25  # flaky: share of tasks answered wrongly
+TRANSIENT_SHARE = 0.2  # flaky: share of first attempts that fail with a transient error
+
+_GREEKLISH = {
+    "α": "a", "β": "v", "γ": "g", "δ": "d", "ε": "e", "ζ": "z", "η": "i", "θ": "th",
+    "ι": "i", "κ": "k", "λ": "l", "μ": "m", "ν": "n", "ξ": "ks", "ο": "o", "π": "p",
+    "ρ": "r", "σ": "s", "ς": "s", "τ": "t", "υ": "y", "φ": "f", "χ": "x", "ψ": "ps", "ω": "w",
+}  # fmt: skip
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+
+
+def unit_hash(*parts: object) -> float:
+    """A deterministic number in [0, 1) from `parts` (stable across processes, unlike hash())."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def to_greeklish(text: str) -> str:
+    """Greek to a common Greeklish spelling (accents dropped)."""
+    folded = strip_accents(text.lower())
+    return "".join(_GREEKLISH.get(ch, ch) for ch in folded)
+
+
+def strip_accents(text: str) -> str:
+    """Remove accents and diaeresis."""
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def surface_form(answer: str, hint: TaskHint, pick: float) -> str:
+    """A correct answer written in one of several ways a real model might write it."""
+    if _NUMBER.match(answer):
+        forms = [f"\\boxed{{{answer}}}", f"Final answer: {answer}", f"The answer is **{answer}**.",
+                 f"Απάντηση: {answer}"]  # fmt: skip
+    elif hint.benchmark == "language_understanding":
+        forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**.",
+                 to_greeklish(answer), strip_accents(answer).upper(), f"{strip_accents(answer)}."]  # fmt: skip
+    else:
+        forms = [f"Final answer: {answer}", f"**{answer}**", f"The answer is {answer}."]
+    return forms[int(pick * len(forms))]
+
+
+def wrong_answer(answer: str) -> str:
+    """A plausible near miss, so the scorer's precision is exercised too."""
+    if _NUMBER.match(answer):
+        return str(int(float(answer)) + 1)
+    return "δεν είμαι σίγουρος" if any("α" <= c <= "ω" for c in answer.lower()) else "unknown"
+
+
+class MockProvider:
+    """Simulated model with a named behaviour profile; deterministic given its seed."""
+
+    cacheable = False  # free and deterministic: nothing to save by caching
+
+    def __init__(self, model: ModelConfig) -> None:
+        self.model = model
+        self.profile = model.profile or "varied"
+        self._attempts: Counter[str] = Counter()
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        hint = request.hint
+        if hint is None:
+            raise ProviderError("bad_request", "the mock provider needs a task hint", False, 400)
+        await asyncio.sleep(0.002 + 0.004 * unit_hash(self.model.seed, hint.task_id, "latency"))
+        self._maybe_fail(request, hint)
+        answer = self._answer(hint, request.epoch)
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return self._tool_call(request, answer)
+        content = self._content(request, hint, answer)
+        return self._response(request, content)
+
+    def _maybe_fail(self, request: ChatRequest, hint: TaskHint) -> None:
+        key = json.dumps([hint.benchmark, hint.task_id, request.epoch, len(request.messages)])
+        self._attempts[key] += 1
+        first_attempt = self._attempts[key] == 1
+        roll = unit_hash(self.model.seed, key, "transient")
+        if self.profile == "flaky" and first_attempt and roll < TRANSIENT_SHARE:
+            raise ProviderError("rate_limit", "simulated 429 Too Many Requests", True, 429, 0.0)
+
+    def _answer(self, hint: TaskHint, epoch: int) -> str:
+        wrong = unit_hash(self.model.seed, hint.benchmark, hint.task_id, epoch, "wrong")
+        if self.profile == "flaky" and wrong < WRONG_SHARE:
+            return wrong_answer(hint.answer)
+        return hint.answer
+
+    def _content(self, request: ChatRequest, hint: TaskHint, answer: str) -> str:
+        tool_output = _last_tool_output(request)
+        if tool_output is not None:
+            return f"The program printed {tool_output}.\nFinal answer: {tool_output}"
+        pick = unit_hash(self.model.seed, hint.task_id, request.epoch, len(request.messages))
+        return surface_form(answer, hint, pick)
+
+    def _tool_call(self, request: ChatRequest, answer: str) -> ChatResponse:
+        literal = answer if _NUMBER.match(answer) else json.dumps(answer, ensure_ascii=False)
+        code = f"result = {literal}\nprint(result)"
+        call = ToolCall(id="call_0", name="python_exec", arguments=json.dumps({"code": code}))
+        response = self._response(request, "")
+        response.tool_calls = [call]
+        response.finish_reason = "tool_calls"
+        return response
+
+    def _response(self, request: ChatRequest, content: str) -> ChatResponse:
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in request.messages)
+        reasoning = "Simulated reasoning." if self.profile == "flaky" else None
+        usage = Usage(
+            prompt_tokens=max(1, prompt_chars // 4),
+            completion_tokens=max(1, len(content) // 4),
+            reasoning_tokens=4 if reasoning else 0,
+        )
+        usage.total_tokens = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+        usage.cost_usd = configured_cost(self.model, usage)
+        return ChatResponse(content=content, reasoning=reasoning, usage=usage, finish_reason="stop")
+
+
+def _last_tool_output(request: ChatRequest) -> str | None:
+    for message in reversed(request.messages):
+        if message.get("role") == "tool":
+            lines = str(message.get("content") or "").strip().splitlines()
+            return lines[0].strip() if lines else ""
+        if message.get("role") == "assistant":
+            return None
+    return None

@@ -1,0 +1,38 @@
+"""Keep secrets out of everything written: traces, logs, reports, MLflow."""
+
+from __future__ import annotations
+
+import os
+import re
+
+_KEY_PATTERNS = [
+    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+]
+_SECRET_NAME = re.compile(r"(?i)(API_KEY|TOKEN|SECRET|PASSWORD)")
+REDACTED = "[REDACTED]"
+
+
+def secret_values() -> list[str]:
+    """Values of environment variables whose names look secret (long enough to matter)."""
+    return sorted(
+        (value for name, value in os.environ.items() if _SECRET_NAME.search(name) and len(value) >= 6),
+        key=len,
+        reverse=True,
+    )
+
+
+def redact(text: str, extra_secrets: list[str] | None = None) -> str:
+    """Replace known secret values and key-shaped strings with a marker."""
+    for secret in [*(extra_secrets or []), *secret_values()]:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    for pattern in _KEY_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
+    return text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting or variable name suggests a secret value."""
+    return bool(_SECRET_NAME.search(name))

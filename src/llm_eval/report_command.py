@@ -1,0 +1,54 @@
+"""`llm-eval report`: Markdown report and SVG charts from one or more trace files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from llm_eval.errors import UsageError
+from llm_eval.trace_io import read_many
+
+
+def expected_task_counts(config_root: Path) -> dict[str, int] | None:
+    """Task counts per benchmark from the config, to spot missing rows; None if no config."""
+    from llm_eval.validation import validate
+
+    report = validate(str(config_root))
+    return dict(report.task_counts) if report.config is not None else None
+
+
+def execute_report(
+    results: list[Path], output: Path, charts_dir: Path | None, title: str, config_root: Path
+) -> int:
+    """Read rows, render charts (optional) and the Markdown report."""
+    from llm_eval.reporting.markdown import render_report
+
+    for path in results:
+        if not path.is_file():
+            raise UsageError(f"--results: no such file {path}")
+    rows = read_many(results)
+    if not rows:
+        raise UsageError("--results: the given files hold no rows")
+    chart_paths: dict[str, str] | None = None
+    if charts_dir is not None:
+        from llm_eval.charts import render_charts
+
+        written = render_charts(rows, charts_dir)
+        chart_paths = {
+            name: os.path.relpath(path, output.parent.resolve()) for name, path in written.items()
+        }
+    text = render_report(
+        rows, title=title, chart_paths=chart_paths, expected_tasks=_expected(rows, config_root)
+    )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    print(f"wrote {output} ({len(rows)} rows)")
+    return 0
+
+
+def _expected(rows: list, config_root: Path) -> dict[str, int] | None:
+    counts = expected_task_counts(config_root)
+    if counts is None:
+        return None
+    present = {row.benchmark for row in rows}
+    return {name: count for name, count in counts.items() if name in present}

@@ -1,0 +1,367 @@
+"""`EvaluationRunner`: concurrency, retries, timeouts, filtering, flow dispatch, trace writing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from llm_eval.cache import ResponseCache, cache_dir
+from llm_eval.config import AppConfig
+from llm_eval.errors import MissingApiKeyError, ProviderError
+from llm_eval.flows import FLOWS, FlowContext, FlowResult
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
+from llm_eval.providers.registry import create_provider
+from llm_eval.ratelimit import AdaptiveLimiter
+from llm_eval.redaction import redact
+from llm_eval.rescoring import score_row
+from llm_eval.retry import AttemptLog, RetryPolicy, call_with_retries
+from llm_eval.schemas import CallRecord, ErrorInfo, ModelConfig, TraceRow, Usage
+from llm_eval.tasks import AnyTask, read_task_file
+from llm_eval.tools.registry import ToolRegistry
+from llm_eval.trace_io import AsyncTraceWriter, RowKey, prepare_resume
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One model x task x epoch to run."""
+
+    model: str
+    benchmark: str
+    task: AnyTask
+    epoch: int
+
+    @property
+    def key(self) -> RowKey:
+        return (self.model, self.benchmark, self.task.id, self.epoch)
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    """Which tasks of each benchmark run."""
+
+    include: frozenset[str] = frozenset()
+    exclude: frozenset[str] = frozenset()
+    limit: int | None = None
+
+    def apply(self, tasks: list[AnyTask]) -> list[AnyTask]:
+        kept = [
+            t
+            for t in tasks
+            if (not self.include or t.category in self.include) and t.category not in self.exclude
+        ]
+        return kept if self.limit is None else kept[: self.limit]
+
+
+class ProgressSink:
+    """Receives progress events; the CLI draws a Rich bar, tests may count."""
+
+    def start(self, totals: dict[str, int]) -> None: ...
+    def row_done(self, model: str, status: str) -> None: ...
+    def retried(self, model: str) -> None: ...
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for the exit code and the console."""
+
+    output: Path
+    run_id: str
+    rows_written: int = 0
+    rows_kept: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    model_calls: int = 0
+    cache_hits: int = 0
+
+    def error_share(self) -> float:
+        total = sum(self.statuses.values())
+        return self.statuses["error"] / total if total else 0.0
+
+
+def check_api_keys(config: AppConfig, models: list[str]) -> None:
+    """Fail before any request when a selected model's key variable is not set."""
+    for name in models:
+        env = config.models[name].api_key_env
+        if env and not os.environ.get(env):
+            raise MissingApiKeyError(
+                f"model {name!r} needs the environment variable {env} (set it in .env or the "
+                "shell); no request was sent"
+            )
+
+
+class EvaluationRunner:
+    """Runs every selected model on every selected task, writing one trace row each."""
+
+    def __init__(
+        self,
+        config: AppConfig,
+        models: list[str],
+        benchmarks: list[str],
+        output: Path,
+        *,
+        task_filter: TaskFilter | None = None,
+        epochs: int | None = None,
+        resume: bool = False,
+        use_cache: bool | None = None,
+        progress: ProgressSink | None = None,
+        provider_factory: Callable[[ModelConfig], Provider] = create_provider,
+        run_id: str | None = None,
+    ) -> None:
+        self.config = config
+        self.models = models
+        self.benchmarks = benchmarks
+        self.output = output
+        self.filter = task_filter or TaskFilter()
+        self.epochs = epochs or config.runner.epochs
+        self.resume = resume
+        self.progress = progress or ProgressSink()
+        runner = config.runner
+        self.policy = RetryPolicy(
+            runner.max_attempts, runner.backoff_base_s, runner.backoff_max_s, runner.retry_after_cap_s
+        )
+        use_cache = runner.cache if use_cache is None else use_cache
+        self.cache = ResponseCache(cache_dir(config.root)) if use_cache else None
+        self.tools = ToolRegistry(config.tools)
+        self.providers = {name: provider_factory(config.models[name]) for name in models}
+        self._global = asyncio.Semaphore(runner.global_limit)
+        self._per_model = {name: asyncio.Semaphore(runner.per_model_limit) for name in models}
+        self._limiters: dict[str, AdaptiveLimiter] = {}
+        self._rng = random.Random()
+        self.summary = RunSummary(output, run_id or new_run_id())
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(self) -> list[WorkItem]:
+        """Every work item of this run, before resume filtering."""
+        items: list[WorkItem] = []
+        for benchmark in self.benchmarks:
+            bench = self.config.benchmarks[benchmark]
+            loaded = read_task_file(self.config.benchmark_path(benchmark), expected_type=bench.task_type)
+            tasks = self.filter.apply([entry.task for entry in loaded.tasks])
+            for model in self.models:
+                items += [WorkItem(model, benchmark, t, e) for t in tasks for e in range(self.epochs)]
+        return items
+
+    async def run(self) -> RunSummary:
+        """Run the plan; with `resume`, keep finished rows and run only missing or errored ones."""
+        items = self.plan()
+        if self.resume:
+            kept = prepare_resume(self.output)
+            items = [item for item in items if item.key not in kept]
+            self.summary.rows_kept = len(kept)
+            self.summary.statuses.update(row.status for row in kept.values())
+        elif self.output.exists():
+            self.output.unlink()
+        totals = Counter(item.model for item in items)
+        self.progress.start(dict(totals))
+        async with AsyncTraceWriter(self.output) as writer:
+            await asyncio.gather(*(self._run_item(item, writer) for item in items))
+        return self.summary
+
+    # ------------------------------------------------------------------ one item
+
+    async def _run_item(self, item: WorkItem, writer: AsyncTraceWriter) -> None:
+        async with self._global, self._per_model[item.model]:
+            row = await self._execute(item)
+        await writer.write(row)
+        self.summary.rows_written += 1
+        self.summary.statuses[row.status] += 1
+        self.progress.row_done(item.model, row.status)
+
+    async def _execute(self, item: WorkItem) -> TraceRow:
+        started_at, started = _now(), time.perf_counter()
+        calls: list[CallRecord] = []
+        conversation: list[dict[str, Any]] = []
+        try:
+            result = await asyncio.wait_for(
+                self._run_flow(item, calls, conversation), self.config.runner.task_timeout_s
+            )
+        except ProviderError as error:
+            return self._error_row(item, calls, conversation, error, started_at, started)
+        except TimeoutError:
+            error = ProviderError(
+                "task_timeout", f"task exceeded {self.config.runner.task_timeout_s} s", False
+            )
+            return self._error_row(item, calls, conversation, error, started_at, started)
+        except Exception as exc:  # a bug must not take the run down with it: record it
+            error = ProviderError("internal_error", f"{type(exc).__name__}: {exc}", False)
+            return self._error_row(item, calls, conversation, error, started_at, started)
+        row = self._base_row(item, calls, result.messages, started_at, started, "incorrect")
+        row = row.model_copy(
+            update={
+                "response": result.response,
+                "reasoning": result.reasoning,
+                "tool_calls": result.tool_calls,
+            }
+        )
+        return score_row(row)
+
+    async def _run_flow(
+        self, item: WorkItem, calls: list[CallRecord], conversation: list[dict[str, Any]]
+    ) -> FlowResult:
+        bench = self.config.benchmarks[item.benchmark]
+        model = self.config.models[item.model]
+        prompt = self.config.prompts[bench.prompt]
+        if model.prompt:  # a model-specific system text replaces the benchmark's
+            prompt = prompt.model_copy(update={"system": self.config.prompts[model.prompt].system})
+
+        async def call(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ChatResponse:
+            conversation[:] = messages
+            return await self._call_model(item, messages, tools, calls)
+
+        ctx = FlowContext(call, prompt, self.tools, bench.tools, self.config.runner.tool_max_rounds)
+        return await FLOWS[bench.resolved_flow](item.task, ctx)
+
+    async def _call_model(
+        self,
+        item: WorkItem,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        calls: list[CallRecord],
+    ) -> ChatResponse:
+        request = self._request(item, messages, tools)
+        provider = self.providers[item.model]
+        use_cache = self.cache is not None and provider.cacheable
+        if use_cache and (hit := self.cache.get(request)) is not None:  # type: ignore[union-attr]
+            self.summary.cache_hits += 1
+            calls.append(CallRecord(latency_s=0.0, attempts=0, cached=True, usage=hit.usage))
+            return hit
+        log = AttemptLog()
+        started_at, started = _now(), time.perf_counter()
+        limiter = self._limiter(item.model)
+
+        async def attempt() -> ChatResponse:
+            async with limiter.slot():
+                self.summary.model_calls += 1
+                return await provider.complete(request)
+
+        def on_retry(error: ProviderError) -> None:
+            if error.status_code == 429:
+                limiter.rate_limited()
+            self.progress.retried(item.model)
+
+        try:
+            response = await call_with_retries(attempt, self.policy, log, on_retry=on_retry, rng=self._rng)
+        except ProviderError as error:
+            calls.append(CallRecord(latency_s=time.perf_counter() - started, attempts=log.attempts,
+                                    started_at=started_at))  # fmt: skip
+            error.extra["attempts"] = str(sum(c.attempts for c in calls))
+            raise
+        limiter.succeeded()
+        response.latency_s = response.latency_s or time.perf_counter() - started
+        calls.append(
+            CallRecord(
+                latency_s=round(response.latency_s, 6),
+                attempts=log.attempts,
+                usage=response.usage,
+                finish_reason=response.finish_reason,
+                started_at=started_at,
+            )
+        )
+        if use_cache:
+            self.cache.put(request, response)  # type: ignore[union-attr]
+        return response
+
+    def _limiter(self, model_name: str) -> AdaptiveLimiter:
+        model = self.config.models[model_name]
+        key = f"{model.provider}|{model.api_base or model.model.split('/')[0]}"
+        if key not in self._limiters:
+            self._limiters[key] = AdaptiveLimiter(self.config.runner.global_limit)
+        return self._limiters[key]
+
+    def _request(
+        self, item: WorkItem, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> ChatRequest:
+        model = self.config.models[item.model]
+        return ChatRequest(
+            model_name=item.model,
+            model=model,
+            messages=[dict(m) for m in messages],
+            tools=tools,
+            max_tokens=model.max_tokens or self.config.runner.max_tokens,
+            timeout_s=self.config.runner.request_timeout_s,
+            epoch=item.epoch,
+            hint=TaskHint(item.benchmark, item.task.id, item.task.answer, item.task.task_type),
+        )
+
+    # ------------------------------------------------------------------ rows
+
+    def _base_row(
+        self,
+        item: WorkItem,
+        calls: list[CallRecord],
+        messages: list[dict[str, Any]],
+        started_at: str,
+        started: float,
+        status: str,
+    ) -> TraceRow:
+        model = self.config.models[item.model]
+        bench = self.config.benchmarks[item.benchmark]
+        usage = Usage()
+        for record in calls:
+            usage = usage.plus(record.usage)
+        return TraceRow(
+            run_id=self.summary.run_id,
+            model=item.model,
+            model_label=model.label or item.model,
+            provider=model.provider,
+            simulated=model.simulated,
+            benchmark=item.benchmark,
+            task_id=item.task.id,
+            task_type=item.task.task_type,
+            category=item.task.category,
+            epoch=item.epoch,
+            answer=item.task.answer,
+            answer_regex=item.task.answer_regex,
+            scorer=bench.scorer,
+            messages=messages,
+            calls=calls,
+            usage=usage,
+            latency_s=round(time.perf_counter() - started, 6),
+            attempts=sum(record.attempts for record in calls),
+            status=status,  # type: ignore[arg-type]
+            settings=_settings(model, self.config.runner.max_tokens),
+            started_at=started_at,
+            finished_at=_now(),
+        )
+
+    def _error_row(
+        self,
+        item: WorkItem,
+        calls: list[CallRecord],
+        messages: list[dict[str, Any]],
+        error: ProviderError,
+        started_at: str,
+        started: float,
+    ) -> TraceRow:
+        row = self._base_row(item, calls, list(messages), started_at, started, "error")
+        info = ErrorInfo(
+            kind=error.kind,
+            message=redact(error.message)[:2000],
+            status_code=error.status_code,
+            attempts=row.attempts,
+        )
+        return row.model_copy(update={"error": info})
+
+
+def _settings(model: ModelConfig, default_max_tokens: int) -> dict[str, Any]:
+    settings = model.model_dump(exclude={"label", "input_cost_per_mtok", "output_cost_per_mtok"})
+    settings["max_tokens"] = model.max_tokens or default_max_tokens
+    return settings
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_run_id() -> str:
+    """A sortable, unique id for one run."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)

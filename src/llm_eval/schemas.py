@@ -1,0 +1,318 @@
+"""Pydantic schemas for everything that is persisted or logged: config, tasks, trace rows."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+TaskType = Literal["single_turn", "multi_turn", "tool_calling"]
+FlowName = Literal["single_turn", "multi_turn", "multi_round", "tool_loop"]
+RowStatus = Literal["correct", "incorrect", "error"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
+
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    """Base for config models: unknown keys are errors, so typos are caught by `validate`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- config
+
+
+class ModelConfig(_Strict):
+    """One model configuration: which provider, which model string, which settings."""
+
+    provider: NonEmptyStr = Field(description="Registered provider name: `litellm` or `mock`.")
+    model: NonEmptyStr = Field(description="Model string passed to the provider (LiteLLM form).")
+    label: str | None = Field(None, description="Human-readable name used in reports.")
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable that holds the key (never the key)."
+    )
+    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
+    reasoning_effort: ReasoningEffort | None = Field(
+        None, description="Thinking budget; `none` disables thinking where the provider allows."
+    )
+    temperature: float | None = Field(None, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int | None = Field(None, gt=0, description="Completion budget; runner default.")
+    prompt: str | None = Field(None, description="Prompt whose system text replaces the benchmark's.")
+    input_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M prompt tokens.")
+    output_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens.")
+    profile: str | None = Field(None, description="Mock provider behaviour profile.")
+    seed: int = Field(0, description="Seed for providers that simulate (mock).")
+    extra_params: dict[str, Any] = Field(
+        default_factory=dict, description="Extra provider parameters passed through verbatim."
+    )
+
+    @property
+    def simulated(self) -> bool:
+        """True for the mock provider: reports must say its numbers are simulated."""
+        return self.provider == "mock"
+
+
+class RunnerConfig(_Strict):
+    """Concurrency, retry, timeout and budget settings shared by every model."""
+
+    global_limit: int = Field(16, gt=0, description="Tasks in flight across all models.")
+    per_model_limit: int = Field(8, gt=0, description="Tasks in flight for one model.")
+    max_attempts: int = Field(4, gt=0, description="Attempts per model call, first included.")
+    request_timeout_s: float = Field(120.0, gt=0, description="Timeout of one model call.")
+    task_timeout_s: float = Field(900.0, gt=0, description="Timeout of one whole task.")
+    max_tokens: int = Field(4096, gt=0, description="Default completion token budget.")
+    backoff_base_s: float = Field(1.0, ge=0, description="First retry delay before jitter.")
+    backoff_max_s: float = Field(30.0, ge=0, description="Largest delay between attempts.")
+    retry_after_cap_s: float = Field(60.0, ge=0, description="Largest Retry-After honoured.")
+    fail_on_error: float = Field(
+        0.2, ge=0, le=1, description="Share of error rows above which `run` exits non-zero."
+    )
+    tool_max_rounds: int = Field(6, gt=0, description="Model turns in one tool-calling loop.")
+    cache: bool = Field(True, description="Replay identical requests from the response cache.")
+    epochs: int = Field(1, gt=0, description="Times each task is run.")
+
+
+class RunSelection(_Strict):
+    """What the DVC pipeline runs by default."""
+
+    models: list[str] = Field(default_factory=list, description="Models the pipeline runs.")
+    benchmarks: list[str] = Field(
+        default_factory=list, description="Benchmarks to run; empty means every active one."
+    )
+
+
+class TrackingConfig(_Strict):
+    """MLflow tracking settings."""
+
+    enabled: bool = Field(True, description="Log stages to MLflow.")
+    experiment: str = Field("llm-eval", description="MLflow experiment name.")
+
+
+class BenchmarkConfig(_Strict):
+    """One benchmark: a JSONL file of tasks of one type, a flow, a prompt and a scorer."""
+
+    path: NonEmptyStr = Field(description="Task file, relative to the config root.")
+    task_type: TaskType
+    scorer: Literal["language", "numeric", "exact"] = "exact"
+    prompt: str = Field("default", description="Prompt entry in prompts.yaml.")
+    flow: FlowName | None = Field(None, description="Flow override; default follows task_type.")
+    tools: list[str] = Field(default_factory=list, description="Tools offered to the model.")
+    active: bool = Field(True, description="Part of the default suite.")
+    description: str = ""
+
+    @property
+    def resolved_flow(self) -> FlowName:
+        """The flow that runs this benchmark's tasks."""
+        if self.flow is not None:
+            return self.flow
+        return {"single_turn": "single_turn", "multi_turn": "multi_turn"}.get(
+            self.task_type, "tool_loop"
+        )  # type: ignore[return-value]
+
+
+class PromptConfig(_Strict):
+    """A prompt: system text, an optional template for the user turn, follow-up turns."""
+
+    system: str | None = None
+    user_template: str = Field("{question}", description="`{question}` is replaced.")
+    followups: list[str] = Field(default_factory=list, description="Multi-round follow-ups.")
+
+    @field_validator("user_template")
+    @classmethod
+    def _has_question(cls, value: str) -> str:
+        if "{question}" not in value:
+            raise ValueError("user_template must contain {question}")
+        return value
+
+
+class ToolConfig(_Strict):
+    """Settings of one local tool."""
+
+    enabled: bool = True
+    timeout_s: float = Field(10.0, gt=0)
+    cpu_seconds: int = Field(10, gt=0)
+    memory_mb: int = Field(1024, gt=0)
+    max_processes: int = Field(64, gt=0)
+    file_size_mb: int = Field(16, gt=0)
+    open_files: int = Field(64, gt=0)
+    output_bytes: int = Field(65536, gt=0)
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+class Message(BaseModel):
+    """One chat message of a multi-turn task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: NonEmptyStr
+
+
+class _TaskBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: NonEmptyStr
+    answer: NonEmptyStr
+    answer_regex: str | None = None
+    category: NonEmptyStr = "default"
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_as_text(cls, value: Any) -> Any:
+        # Integer answers (AIMO) are stored as numbers upstream; scoring compares text.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    @field_validator("answer_regex")
+    @classmethod
+    def _regex_compiles(cls, value: str | None) -> str | None:
+        import re
+
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"answer_regex does not compile: {exc}") from exc
+        return value
+
+
+class SingleTurnTask(_TaskBase):
+    """A question answered in one model turn."""
+
+    task_type: Literal["single_turn"]
+    question: NonEmptyStr
+
+
+class MultiTurnTask(_TaskBase):
+    """A conversation so far; the model answers its last user turn."""
+
+    task_type: Literal["multi_turn"]
+    turns: list[Message] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ends_with_user(self) -> MultiTurnTask:
+        if self.turns[-1].role != "user":
+            raise ValueError("the last turn must have role 'user'")
+        return self
+
+
+class ToolCallingTask(_TaskBase):
+    """A question the model may answer by calling tools."""
+
+    task_type: Literal["tool_calling"]
+    question: NonEmptyStr
+    expected_tools: list[str] = Field(default_factory=list)
+
+
+Task = Annotated[SingleTurnTask | MultiTurnTask | ToolCallingTask, Field(discriminator="task_type")]
+
+
+# --------------------------------------------------------------------------- traces
+
+
+class Usage(BaseModel):
+    """Token and cost accounting of one or more calls; unknown stays None, never 0."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+
+    def plus(self, other: Usage) -> Usage:
+        """Sum two usages; a field is known when it is known on either side."""
+
+        def add(a: float | None, b: float | None) -> Any:
+            if a is None and b is None:
+                return None
+            return (a or 0) + (b or 0)
+
+        return Usage(
+            prompt_tokens=add(self.prompt_tokens, other.prompt_tokens),
+            completion_tokens=add(self.completion_tokens, other.completion_tokens),
+            reasoning_tokens=add(self.reasoning_tokens, other.reasoning_tokens),
+            total_tokens=add(self.total_tokens, other.total_tokens),
+            cost_usd=add(self.cost_usd, other.cost_usd),
+        )
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call the model made and what the tool returned."""
+
+    id: str
+    name: str
+    arguments: str = Field(description="Arguments exactly as the model sent them (JSON text).")
+    result: str | None = Field(None, description="Content returned to the model.")
+    error: str | None = Field(None, description="Why the call could not run, if it could not.")
+    duration_s: float | None = None
+    isolation: list[str] = Field(default_factory=list, description="Sandbox measures applied.")
+
+
+class CallRecord(BaseModel):
+    """One model call inside a task (a task may make several: rounds, tool loops)."""
+
+    latency_s: float
+    attempts: int = Field(description="Attempts made, first included.")
+    cached: bool = False
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    started_at: str | None = None
+
+
+class ErrorInfo(BaseModel):
+    """Why a row ended in the `error` state; the message is redacted of secrets."""
+
+    kind: str
+    message: str
+    status_code: int | None = None
+    attempts: int = 0
+
+
+class ScoreInfo(BaseModel):
+    """The scorer's verdict and why."""
+
+    correct: bool
+    method: str
+    extracted: str | None
+    scorer: str
+
+
+class TraceRow(BaseModel):
+    """One model x task x epoch: everything sent, received and decided."""
+
+    run_id: str
+    model: str
+    model_label: str
+    provider: str
+    simulated: bool
+    benchmark: str
+    task_id: str
+    task_type: TaskType
+    category: str
+    epoch: int = 0
+    answer: str
+    answer_regex: str | None = None
+    scorer: str
+    messages: list[dict[str, Any]] = Field(description="The final conversation sent/received.")
+    response: str | None = Field(None, description="The final assistant text that is scored.")
+    reasoning: str | None = None
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    calls: list[CallRecord] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float | None = Field(None, description="Wall time of the whole task.")
+    attempts: int = Field(0, description="Attempts over all calls of the task.")
+    status: RowStatus
+    error: ErrorInfo | None = None
+    score: ScoreInfo | None = None
+    settings: dict[str, Any] = Field(default_factory=dict, description="Model settings used.")
+    started_at: str
+    finished_at: str
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        """Identity of a row: a resumed run never holds two rows with one key."""
+        return (self.model, self.benchmark, self.task_id, self.epoch)

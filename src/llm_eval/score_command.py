@@ -1,0 +1,54 @@
+"""`llm-eval score`: rescore trace rows (no model call), write metrics, explain one verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llm_eval.errors import UsageError
+from llm_eval.metrics import benchmark_metrics
+from llm_eval.rescoring import score_rows
+from llm_eval.trace_io import dump_json, read_rows, write_rows
+
+
+def execute_score(results: list[Path], output: Path | None, metrics: Path | None) -> int:
+    """Rescore each file (in place unless `output`), print what changed."""
+    if output is not None and len(results) != 1:
+        raise UsageError("--output takes exactly one --results file")
+    all_rows = []
+    for path in results:
+        if not path.is_file():
+            raise UsageError(f"--results: no such file {path}")
+        rows = read_rows(path)
+        rescored = score_rows(rows)
+        changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
+        write_rows(output or path, rescored)
+        all_rows += rescored
+        print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
+    if metrics is not None:
+        dump_json(metrics, benchmark_metrics(all_rows))
+    return 0
+
+
+def execute_explain(results: list[Path], task_id: str) -> int:
+    """Print every scoring rule's decision for the rows of `task_id`."""
+    from llm_eval.scoring import explain_text
+
+    found = False
+    for path in results:
+        for row in read_rows(path):
+            if row.task_id != task_id:
+                continue
+            found = True
+            print(f"{row.model} / {row.benchmark} / {row.task_id} (epoch {row.epoch}): {row.status}")
+            print(f"  expected: {row.answer!r}  scorer: {row.scorer}")
+            print(f"  response: {(row.response or '')[:300]!r}")
+            if row.status == "error":
+                print(f"  error row ({row.error.kind if row.error else '?'}): not scored")
+                continue
+            for rule in explain_text(
+                row.response or "", row.answer, answer_regex=row.answer_regex, kind=row.scorer
+            ):
+                print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
+    if not found:
+        raise UsageError(f"--explain: no row with task id {task_id!r} in the given files")
+    return 0

@@ -1,0 +1,102 @@
+"""Read benchmark JSONL files into typed tasks, reporting every bad line as `path:line`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from llm_eval.errors import Problem
+from llm_eval.schemas import MultiTurnTask, SingleTurnTask, Task, ToolCallingTask
+
+AnyTask = SingleTurnTask | MultiTurnTask | ToolCallingTask
+_TASK_ADAPTER: TypeAdapter[AnyTask] = TypeAdapter(Task)
+
+
+@dataclass(frozen=True)
+class LoadedTask:
+    """A task and the line it came from."""
+
+    task: AnyTask
+    line: int
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """The parsed content of one task file and the problems found in it."""
+
+    path: Path
+    tasks: list[LoadedTask]
+    problems: list[Problem]
+
+
+def read_task_file(path: Path, *, expected_type: str | None = None) -> TaskFile:
+    """Parse every nonblank line of `path`; check type consistency and unique ids."""
+    if not path.is_file():
+        return TaskFile(path, [], [Problem(str(path), None, "task file not found")])
+    tasks: list[LoadedTask] = []
+    problems: list[Problem] = []
+    first_line_of: dict[str, int] = {}
+    for number, text in _nonblank_lines(path):
+        loaded = _parse_line(path, number, text, problems)
+        if loaded is None:
+            continue
+        _check_type(path, loaded, expected_type, problems)
+        _check_unique(path, loaded, first_line_of, problems)
+        tasks.append(loaded)
+    return TaskFile(path, tasks, problems)
+
+
+def _nonblank_lines(path: Path) -> Iterable[tuple[int, str]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.strip():
+                yield number, text
+
+
+def _parse_line(path: Path, number: int, text: str, problems: list[Problem]) -> LoadedTask | None:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+        return None
+    try:
+        return LoadedTask(_TASK_ADAPTER.validate_python(raw), number)
+    except ValidationError as exc:
+        for error in exc.errors():
+            field = ".".join(str(part) for part in error["loc"]) or "task"
+            problems.append(Problem(str(path), number, f"{field}: {error['msg']}"))
+        return None
+
+
+def _check_type(
+    path: Path, loaded: LoadedTask, expected: str | None, problems: list[Problem]
+) -> None:
+    if expected is not None and loaded.task.task_type != expected:
+        problems.append(
+            Problem(
+                str(path),
+                loaded.line,
+                f"task {loaded.task.id!r} has task_type {loaded.task.task_type!r}, "
+                f"but the benchmark declares {expected!r}",
+            )
+        )
+
+
+def _check_unique(
+    path: Path, loaded: LoadedTask, first_line_of: dict[str, int], problems: list[Problem]
+) -> None:
+    task_id = loaded.task.id
+    if task_id in first_line_of:
+        problems.append(
+            Problem(
+                str(path),
+                loaded.line,
+                f"duplicate task id {task_id!r} (first on line {first_line_of[task_id]})",
+            )
+        )
+    else:
+        first_line_of[task_id] = loaded.line

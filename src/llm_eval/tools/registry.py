@@ -1,0 +1,107 @@
+"""`ToolRegistry`: OpenAI-compatible tool schemas and their execution."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from llm_eval.schemas import ToolCallRecord, ToolConfig
+
+PYTHON_EXEC_SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "python_exec",
+        "description": (
+            "Run a Python 3 program and return what it prints. State does not persist "
+            "between calls; print every value you need. No network, no input."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"code": {"type": "string", "description": "The program to run."}},
+            "required": ["code"],
+        },
+    },
+}
+
+ToolRunner = Callable[[dict[str, Any], ToolConfig], Awaitable["ToolOutcome"]]
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool returns to the model, plus what the trace should record about it."""
+
+    content: str
+    isolation: tuple[str, ...] = ()
+
+
+async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> ToolOutcome:
+    from llm_eval.tools.python_exec import PythonExecLimits, run_python
+
+    code = arguments.get("code")
+    if not isinstance(code, str) or not code.strip():
+        return ToolOutcome("error: `code` must be a non-empty string")
+    limits = PythonExecLimits(
+        timeout_s=settings.timeout_s,
+        cpu_seconds=settings.cpu_seconds,
+        memory_mb=settings.memory_mb,
+        max_processes=settings.max_processes,
+        file_size_mb=settings.file_size_mb,
+        open_files=settings.open_files,
+        output_bytes=settings.output_bytes,
+    )
+    result = await run_python(code, limits)
+    return ToolOutcome(result.to_tool_content(), tuple(result.isolation))
+
+
+_BUILTIN: dict[str, tuple[dict[str, Any], ToolRunner]] = {
+    "python_exec": (PYTHON_EXEC_SCHEMA, _run_python_exec),
+}
+
+
+def registered_tool_names() -> list[str]:
+    """Every tool this package can run, enabled or not."""
+    return sorted(_BUILTIN)
+
+
+class ToolRegistry:
+    """The enabled tools of one run: their schemas for the model and their execution."""
+
+    def __init__(self, settings: Mapping[str, ToolConfig]) -> None:
+        self._settings = {name: cfg for name, cfg in settings.items() if cfg.enabled}
+
+    def schemas(self, names: list[str]) -> list[dict[str, Any]]:
+        """OpenAI tool schemas of `names`, in order, skipping tools that are not enabled."""
+        return [_BUILTIN[name][0] for name in names if self.is_available(name)]
+
+    def is_available(self, name: str) -> bool:
+        """Registered in code and enabled in `configs/tools.yaml`."""
+        return name in _BUILTIN and name in self._settings
+
+    async def execute(self, call_id: str, name: str, arguments: str) -> ToolCallRecord:
+        """Run one tool call; a bad name or bad JSON arguments becomes an error result."""
+        record = ToolCallRecord(id=call_id, name=name, arguments=arguments)
+        if not self.is_available(name):
+            return _failed(record, f"unknown or disabled tool {name!r}")
+        try:
+            parsed = json.loads(arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return _failed(record, f"arguments are not valid JSON: {exc.msg}")
+        if not isinstance(parsed, dict):
+            return _failed(record, "arguments must be a JSON object")
+        started = time.perf_counter()
+        outcome = await _BUILTIN[name][1](parsed, self._settings[name])
+        return record.model_copy(
+            update={
+                "result": outcome.content,
+                "duration_s": round(time.perf_counter() - started, 4),
+                "isolation": list(outcome.isolation),
+            }
+        )
+
+
+def _failed(record: ToolCallRecord, message: str) -> ToolCallRecord:
+    # The model sees the error as the tool result, so it can correct itself.
+    return record.model_copy(update={"error": message, "result": f"error: {message}"})

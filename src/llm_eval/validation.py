@@ -1,0 +1,197 @@
+"""The dry run behind `llm-eval validate`: every cross-reference and task file, every problem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llm_eval.config import (
+    BENCHMARKS_FILE,
+    PARAMS_FILE,
+    PROMPTS_FILE,
+    TOOLS_FILE,
+    AppConfig,
+    load_config,
+)
+from llm_eval.errors import ConfigError, Problem
+from llm_eval.providers.mock_profiles import PROFILE_NAMES
+from llm_eval.providers.registry import provider_names
+from llm_eval.schemas import ToolCallingTask
+from llm_eval.tasks import TaskFile, read_task_file
+from llm_eval.tools.registry import registered_tool_names
+
+
+@dataclass
+class ValidationReport:
+    """Outcome of a dry run: the config (if it loaded), task counts and every problem."""
+
+    config: AppConfig | None
+    task_counts: dict[str, int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def validate(root: str = ".") -> ValidationReport:
+    """Load the config under `root` and check everything `validate` promises; never raises."""
+    try:
+        config = load_config(root)
+    except ConfigError as exc:
+        return ValidationReport(None, problems=list(exc.problems))
+    report = ValidationReport(config)
+    report.problems.extend(_duplicate_keys(config))
+    report.problems.extend(_model_problems(config))
+    report.problems.extend(_selection_problems(config))
+    report.problems.extend(_benchmark_problems(config))
+    for name in config.benchmarks:
+        task_file = read_task_file(
+            config.benchmark_path(name), expected_type=config.benchmarks[name].task_type
+        )
+        report.task_counts[name] = len(task_file.tasks)
+        report.problems.extend(task_file.problems)
+        report.problems.extend(_expected_tool_problems(config, task_file))
+    return report
+
+
+def _problem(config: AppConfig, source: str, keys: tuple[str, ...], message: str) -> Problem:
+    path, line = config.locate(source, *keys)
+    return Problem(path, line, message)
+
+
+def _duplicate_keys(config: AppConfig) -> list[Problem]:
+    return [
+        Problem(str(located.path), line, f"duplicate key {'.'.join(map(str, key_path))!r}")
+        for located in config.sources.values()
+        for key_path, line in located.duplicates
+    ]
+
+
+def _model_problems(config: AppConfig) -> list[Problem]:
+    problems: list[Problem] = []
+    for name, model in config.models.items():
+        if model.provider not in provider_names():
+            problems.append(
+                _problem(
+                    config,
+                    PARAMS_FILE,
+                    ("models", name, "provider"),
+                    f"model {name!r}: unknown provider {model.provider!r} "
+                    f"(known: {', '.join(provider_names())})",
+                )
+            )
+        if model.prompt is not None and model.prompt not in config.prompts:
+            problems.append(
+                _problem(
+                    config,
+                    PARAMS_FILE,
+                    ("models", name, "prompt"),
+                    f"model {name!r}: prompt {model.prompt!r} is not defined in {PROMPTS_FILE}",
+                )
+            )
+        if model.provider == "mock" and (model.profile or "varied") not in PROFILE_NAMES:
+            problems.append(
+                _problem(
+                    config,
+                    PARAMS_FILE,
+                    ("models", name, "profile"),
+                    f"model {name!r}: unknown mock profile {model.profile!r} "
+                    f"(known: {', '.join(PROFILE_NAMES)})",
+                )
+            )
+        if model.provider == "litellm" and not model.api_key_env and not model.api_base:
+            problems.append(
+                _problem(
+                    config,
+                    PARAMS_FILE,
+                    ("models", name),
+                    f"model {name!r}: a litellm model needs api_key_env or a local api_base",
+                )
+            )
+    return problems
+
+
+def _selection_problems(config: AppConfig) -> list[Problem]:
+    problems = [
+        _problem(config, PARAMS_FILE, ("run", "models", str(i)), f"run.models: unknown model {m!r}")
+        for i, m in enumerate(config.run.models)
+        if m not in config.models
+    ]
+    problems += [
+        _problem(
+            config, PARAMS_FILE, ("run", "benchmarks"), f"run.benchmarks: unknown benchmark {b!r}"
+        )
+        for b in config.run.benchmarks
+        if b not in config.benchmarks
+    ]
+    return problems
+
+
+def _benchmark_problems(config: AppConfig) -> list[Problem]:
+    problems: list[Problem] = []
+    available = set(registered_tool_names())
+    for name, bench in config.benchmarks.items():
+        where = ("benchmarks", name)
+        prompt = config.prompts.get(bench.prompt)
+        if prompt is None:
+            problems.append(
+                _problem(
+                    config,
+                    BENCHMARKS_FILE,
+                    (*where, "prompt"),
+                    f"benchmark {name!r}: prompt {bench.prompt!r} is not defined in {PROMPTS_FILE}",
+                )
+            )
+        elif bench.resolved_flow == "multi_round" and not prompt.followups:
+            problems.append(
+                _problem(
+                    config,
+                    BENCHMARKS_FILE,
+                    (*where, "flow"),
+                    f"benchmark {name!r}: multi_round needs followups in prompt {bench.prompt!r}",
+                )
+            )
+        if bench.resolved_flow == "tool_loop" and not bench.tools:
+            problems.append(
+                _problem(
+                    config,
+                    BENCHMARKS_FILE,
+                    where,
+                    f"benchmark {name!r}: a tool_calling benchmark must list `tools`",
+                )
+            )
+        for tool in bench.tools:
+            message = _tool_unavailable(config, tool, available)
+            if message:
+                problems.append(
+                    _problem(
+                        config, BENCHMARKS_FILE, (*where, "tools"), f"benchmark {name!r}: {message}"
+                    )
+                )
+    return problems
+
+
+def _tool_unavailable(config: AppConfig, tool: str, registered: set[str]) -> str | None:
+    if tool not in registered:
+        return f"tool {tool!r} is not registered (known: {', '.join(sorted(registered))})"
+    settings = config.tools.get(tool)
+    if settings is None:
+        return f"tool {tool!r} is not configured in {TOOLS_FILE}"
+    if not settings.enabled:
+        return f"tool {tool!r} is disabled in {TOOLS_FILE}"
+    return None
+
+
+def _expected_tool_problems(config: AppConfig, task_file: TaskFile) -> list[Problem]:
+    registered = set(registered_tool_names())
+    problems: list[Problem] = []
+    for loaded in task_file.tasks:
+        if not isinstance(loaded.task, ToolCallingTask):
+            continue
+        for tool in loaded.task.expected_tools:
+            message = _tool_unavailable(config, tool, registered)
+            if message:
+                problems.append(
+                    Problem(str(task_file.path), loaded.line, f"task {loaded.task.id!r}: {message}")
+                )
+    return problems
