@@ -41,10 +41,9 @@ def read_task_file(path: Path, *, expected_type: str | None = None) -> TaskFile:
     problems: list[Problem] = []
     first_line_of: dict[str, int] = {}
     for number, text in _nonblank_lines(path):
-        loaded = _parse_line(path, number, text, problems)
+        loaded = _parse_line(path, number, text, expected_type, problems)
         if loaded is None:
             continue
-        _check_type(path, loaded, expected_type, problems)
         _check_unique(path, loaded, first_line_of, problems)
         tasks.append(loaded)
     return TaskFile(path, tasks, problems)
@@ -57,11 +56,28 @@ def _nonblank_lines(path: Path) -> Iterable[tuple[int, str]]:
                 yield number, text
 
 
-def _parse_line(path: Path, number: int, text: str, problems: list[Problem]) -> LoadedTask | None:
+def _parse_line(
+    path: Path, number: int, text: str, expected: str | None, problems: list[Problem]
+) -> LoadedTask | None:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         problems.append(Problem(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+        return None
+    if not isinstance(raw, dict):
+        problems.append(Problem(str(path), number, "a task must be a JSON object"))
+        return None
+    declared = raw.get("task_type")
+    if expected is not None and declared != expected:
+        # Checked before the schema: a wrong type would otherwise surface as missing fields.
+        problems.append(
+            Problem(
+                str(path),
+                number,
+                f"task {raw.get('id')!r} has task_type {declared!r}, "
+                f"but the benchmark declares {expected!r}",
+            )
+        )
         return None
     try:
         return LoadedTask(_TASK_ADAPTER.validate_python(raw), number)
@@ -70,20 +86,6 @@ def _parse_line(path: Path, number: int, text: str, problems: list[Problem]) -> 
             field = ".".join(str(part) for part in error["loc"]) or "task"
             problems.append(Problem(str(path), number, f"{field}: {error['msg']}"))
         return None
-
-
-def _check_type(
-    path: Path, loaded: LoadedTask, expected: str | None, problems: list[Problem]
-) -> None:
-    if expected is not None and loaded.task.task_type != expected:
-        problems.append(
-            Problem(
-                str(path),
-                loaded.line,
-                f"task {loaded.task.id!r} has task_type {loaded.task.task_type!r}, "
-                f"but the benchmark declares {expected!r}",
-            )
-        )
 
 
 def _check_unique(

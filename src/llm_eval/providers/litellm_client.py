@@ -1,0 +1,167 @@
+"""Real providers through `litellm.acompletion`: one call, an explicit timeout, no hidden retries."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from llm_eval.errors import ProviderError
+from llm_eval.providers.base import ChatRequest, ChatResponse, ToolCall
+from llm_eval.providers.pricing import configured_cost
+from llm_eval.redaction import redact
+from llm_eval.retry import is_transient_status, parse_retry_after
+from llm_eval.schemas import ModelConfig, Usage
+
+_litellm: Any = None
+
+
+def load_litellm() -> Any:
+    """Import LiteLLM once, offline-safe: the price map comes from the package, not the web."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_LOG", "ERROR")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True  # a setting a provider does not know is dropped, not fatal
+        # Retries belong to our runner; LiteLLM's own would hide attempts and double them.
+        litellm.num_retries = 0
+        _litellm = litellm
+    return _litellm
+
+
+def reasoning_params(model: ModelConfig) -> dict[str, Any]:
+    """Map the configured thinking budget onto what the route understands."""
+    effort = model.reasoning_effort
+    if effort is None:
+        return {}
+    if effort == "none":
+        if model.model.startswith("openrouter/"):
+            return {"extra_body": {"reasoning": {"enabled": False}}}
+        return {"extra_body": {"thinking": {"type": "disabled"}}}
+    return {"reasoning_effort": effort}
+
+
+class LiteLLMProvider:
+    """Any model LiteLLM can reach, including local OpenAI-compatible servers via `api_base`."""
+
+    cacheable = True
+
+    def __init__(self, model: ModelConfig) -> None:
+        self.model = model
+        self.litellm = load_litellm()
+        self._key = os.environ.get(model.api_key_env, "") if model.api_key_env else ""
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model.model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "timeout": request.timeout_s,
+            "num_retries": 0,
+            "max_retries": 0,
+            **reasoning_params(self.model),
+            **self.model.extra_params,
+        }
+        if request.tools:
+            kwargs["tools"] = request.tools
+        if self.model.temperature is not None:
+            kwargs["temperature"] = self.model.temperature
+        if self.model.api_base:
+            kwargs["api_base"] = self.model.api_base
+        # Local servers take any key; LiteLLM's OpenAI route insists on one being present.
+        kwargs["api_key"] = self._key or "no-key-needed"
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        try:
+            raw = await self.litellm.acompletion(**self._kwargs(request))
+        except ProviderError:
+            raise
+        except Exception as exc:  # LiteLLM raises many types; classify them in one place
+            raise classify_exception(exc, self._key) from None
+        latency = time.perf_counter() - started
+        return self._parse(raw, latency)
+
+    def _parse(self, raw: Any, latency: float) -> ChatResponse:
+        choices = getattr(raw, "choices", None) or []
+        if not choices:
+            raise ProviderError("empty_response", "the provider returned no choices", True)
+        message = choices[0].message
+        usage = self._usage(raw)
+        calls = [
+            ToolCall(call.id or f"call_{i}", call.function.name, call.function.arguments or "")
+            for i, call in enumerate(getattr(message, "tool_calls", None) or [])
+        ]
+        return ChatResponse(
+            content=message.content,
+            reasoning=getattr(message, "reasoning_content", None),
+            tool_calls=calls,
+            usage=usage,
+            finish_reason=choices[0].finish_reason,
+            latency_s=latency,
+        )
+
+    def _usage(self, raw: Any) -> Usage:
+        usage = getattr(raw, "usage", None)
+        if usage is None:
+            return Usage()
+        details = getattr(usage, "completion_tokens_details", None)
+        result = Usage(
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            reasoning_tokens=getattr(details, "reasoning_tokens", None) if details else None,
+            total_tokens=getattr(usage, "total_tokens", None),
+        )
+        result.cost_usd = configured_cost(self.model, result)
+        if result.cost_usd is None:
+            result.cost_usd = self._table_cost(raw)
+        return result
+
+    def _table_cost(self, raw: Any) -> float | None:
+        try:
+            cost = self.litellm.completion_cost(completion_response=raw)
+        except Exception:  # unknown model in LiteLLM's price table: cost stays unknown
+            return None
+        return float(cost) if cost else None
+
+
+def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
+    """A LiteLLM / HTTP exception as a `ProviderError` that the retry policy understands."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    message = redact(str(exc), [api_key] if api_key else None)[:1000]
+    retry_after = parse_retry_after(_header(exc, "retry-after"))
+    if "ContextWindowExceeded" in name or "context_length_exceeded" in message:
+        return ProviderError("context_length", message, False, status or 400)
+    if "Timeout" in name:
+        return ProviderError("timeout", message, True, status)
+    if name in {"APIConnectionError", "ServiceUnavailableError"} and status in (None, 500, 503):
+        return ProviderError("connection", message, True, status)
+    if "JSONDecodeError" in name or "Expecting value" in message or "Invalid JSON" in message:
+        return ProviderError("malformed_response", message, True, status)
+    if status == 429 or "RateLimit" in name:
+        return ProviderError("rate_limit", message, True, 429, retry_after)
+    if is_transient_status(status):
+        return ProviderError(f"http_{status}", message, True, status, retry_after)
+    if status is not None:
+        return ProviderError(f"http_{status}", message, False, status)
+    return ProviderError(name, message, False, None)
+
+
+def _header(exc: Exception, name: str) -> str | None:
+    for attribute in ("response", "litellm_response_headers"):
+        holder = getattr(exc, attribute, None)
+        headers = getattr(holder, "headers", holder)
+        try:
+            value = headers.get(name) if headers is not None else None
+        except AttributeError:
+            value = None
+        if value:
+            return str(value)
+    return None
