@@ -1,0 +1,323 @@
+"""SVG charts of a run, drawn with Altair and rendered offline by vl-convert (no browser).
+
+The same rows always give byte-identical files: data are sorted, sort orders are explicit,
+the charts are rendered in one fixed order, and vl-convert's per-process gradient ids are
+renumbered per file. altair and vl_convert load inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from llm_eval.reporting import tables as tb
+from llm_eval.statistics import percentile
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+    from llm_eval.schemas import TraceRow
+
+CHART_NAMES: tuple[str, ...] = (
+    "language-accuracy",
+    "language-latency",
+    "aimo3-accuracy",
+    "benchmark-heatmap",
+)
+"""Charts in the order they are rendered; each is written as `<name>.svg`."""
+
+BAR_STEP = 30
+"""Pixels per horizontal bar (or per bar group slot)."""
+
+OFFSET_STEP = 16
+"""Pixels per bar inside a group of grouped bars (latency, AIMO3 modes)."""
+
+PLOT_WIDTH = 460
+"""Width of the value axis of the bar charts, in pixels."""
+
+LABEL_WRAP = 20
+"""Longest line, in characters, of a wrapped model label on the heatmap's x axis."""
+
+SIMULATED = " (simulated)"
+
+
+def render_charts(rows: Sequence[TraceRow], out_dir: Path) -> dict[str, Path]:
+    """Write the run's SVG charts into `out_dir`; return chart name -> written path.
+
+    A chart whose data are absent (no language_understanding or no AIMO3 rows) is skipped
+    and left out of the result, so callers embed only the charts that exist.
+    """
+    import vl_convert
+
+    frame = tb.rows_frame(rows)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name, build in _builders().items():
+        chart = build(frame) if not frame.empty else None
+        if chart is None:
+            continue
+        path = out_dir / f"{name}.svg"
+        svg = _stable_ids(vl_convert.vegalite_to_svg(chart.to_json()))
+        path.write_text(svg, encoding="utf-8")
+        written[name] = path
+    return written
+
+
+def _stable_ids(svg: str) -> str:
+    """Renumber vl-convert's gradient ids by first appearance in this SVG.
+
+    vl-convert counts gradient ids up across one process, so without this the second
+    rendering of a heatmap in a process would differ from the first.
+    """
+    import re
+
+    mapping: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        return mapping.setdefault(match.group(0), f"gradient_{len(mapping)}")
+
+    return re.sub(r"\bgradient_\d+\b", rename, svg)
+
+
+def chart_specs(rows: Sequence[TraceRow]) -> dict[str, str]:
+    """The Vega-Lite JSON of every chart that has data (for PNG previews and debugging)."""
+    frame = tb.rows_frame(rows)
+    specs = {name: build(frame) for name, build in _builders().items()}
+    return {name: chart.to_json() for name, chart in specs.items() if chart is not None}
+
+
+def _builders() -> dict[str, Callable[[pd.DataFrame], alt.TopLevelMixin | None]]:
+    """Chart name -> builder, in the fixed render order."""
+    return {
+        "language-accuracy": language_accuracy_chart,
+        "language-latency": language_latency_chart,
+        "aimo3-accuracy": aimo3_accuracy_chart,
+        "benchmark-heatmap": benchmark_heatmap_chart,
+    }
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def language_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
+    """Accuracy per model on language_understanding, with Wilson interval bars."""
+    import altair as alt
+
+    data = tb.accuracy_table(frame[frame["benchmark"] == tb.LANGUAGE_BENCHMARK], ["display"])
+    if data.empty:
+        return None
+    data = _with_labels(data.sort_values("display"))
+    models = data["display"].tolist()
+    base = alt.Chart(data).encode(y=_model_axis(models))
+    x = alt.X("accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
+              axis=alt.Axis(format="%", grid=True))  # fmt: skip
+    bars = base.mark_bar(color="#4c78a8", height=BAR_STEP * 0.6).encode(
+        x=x, tooltip=["display", "text"]
+    )
+    interval = base.mark_rule(color="#222", strokeWidth=2).encode(x="lo:Q", x2="hi:Q")
+    caps = _interval_caps(base)
+    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x="hi:Q", text="text:N")
+    title = _title("Language understanding: accuracy per model", "Black lines: 95% Wilson interval")
+    layers = alt.layer(bars, interval, *caps, text)
+    return _finish(layers.properties(title=title, width=PLOT_WIDTH, height=_bars_height()))
+
+
+def language_latency_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
+    """p50 and p95 latency per model on language_understanding, as grouped bars."""
+    import altair as alt
+
+    data = _latency_data(frame[frame["benchmark"] == tb.LANGUAGE_BENCHMARK])
+    if data is None:
+        return None
+    models = sorted(data["display"].unique().tolist())
+    stats = ["p50", "p95"]
+    base = alt.Chart(data).encode(
+        y=_model_axis(models),
+        yOffset=alt.YOffset("statistic:N", sort=stats),
+        x=alt.X("seconds:Q", title="Latency per task (seconds)", axis=alt.Axis(grid=True)),
+    )
+    bars = base.mark_bar().encode(
+        color=alt.Color("statistic:N", sort=stats, title="Statistic", legend=_top_legend(),
+                        scale=alt.Scale(domain=stats, range=["#4c78a8", "#f58518"])),
+        tooltip=["display", "statistic", "seconds"],
+    )  # fmt: skip
+    text = base.mark_text(align="left", dx=4, fontSize=10).encode(text="text:N")
+    title = _title("Language understanding: latency per model", "Answered rows only")
+    chart = alt.layer(bars, text).properties(
+        title=title, width=PLOT_WIDTH, height=_bars_height(len(stats))
+    )
+    return _finish(chart)
+
+
+def aimo3_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
+    """AIMO3 accuracy per model in each mode (single turn, multi-round, Python tools)."""
+    import altair as alt
+
+    subset = frame[frame["benchmark"].isin(list(tb.AIMO3_MODES))]
+    if subset.empty:
+        return None
+    data = tb.accuracy_table(subset, ["display", "benchmark"])
+    data = _with_labels(data.assign(mode=data["benchmark"].map(tb.AIMO3_MODES)))
+    data = data.sort_values(["display", "benchmark"])
+    models, modes = sorted(data["display"].unique().tolist()), list(tb.AIMO3_MODES.values())
+    base = alt.Chart(data).encode(
+        y=_model_axis(models),
+        yOffset=alt.YOffset("mode:N", sort=modes),
+        x=alt.X("accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
+                axis=alt.Axis(format="%", grid=True)),
+    )  # fmt: skip
+    bars = base.mark_bar().encode(
+        color=alt.Color("mode:N", sort=modes, title="Mode", legend=_top_legend(),
+                        scale=alt.Scale(domain=modes, range=["#4c78a8", "#f58518", "#54a24b"])),
+        tooltip=["display", "mode", "text"],
+    )  # fmt: skip
+    text = base.mark_text(align="left", dx=4, fontSize=10).encode(text="text:N")
+    height = _bars_height(len(modes))
+    title = _title("AIMO3 reference problems: accuracy by mode", "Same 10 problems in each mode")
+    return _finish(alt.layer(bars, text).properties(title=title, width=PLOT_WIDTH, height=height))
+
+
+def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
+    """Benchmark x model grid: colour is accuracy, text is correct / total."""
+    import altair as alt
+
+    data = tb.benchmark_table(frame)
+    counts = zip(data["correct"], data["total"], strict=True)
+    data = data.assign(text=[f"{int(c)}/{int(t)}" for c, t in counts])
+    data = data.sort_values(["display", "benchmark"])[["display", "benchmark", "accuracy", "text"]]
+    models = sorted(data["display"].unique().tolist())
+    benchmarks = tb.ordered_benchmarks(data["benchmark"])
+    step = _column_step(models)
+    base = alt.Chart(data).encode(
+        x=alt.X("display:N", sort=models, title="Model",
+                axis=alt.Axis(orient="bottom", labelAngle=0, labelExpr=_wrapped_label_expr(models),
+                              labelLimit=step, labelFontSize=11)),
+        y=alt.Y("benchmark:N", sort=benchmarks, title="Benchmark",
+                axis=alt.Axis(labelLimit=320, labelFontSize=11)),
+    )  # fmt: skip
+    cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
+        color=alt.Color("accuracy:Q", title="Accuracy", scale=alt.Scale(domain=[0, 1],
+                        scheme="blues"), legend=alt.Legend(format="%")),
+        tooltip=["display", "benchmark", "text"],
+    )  # fmt: skip
+    text = base.mark_text(fontSize=12).encode(
+        text="text:N",
+        color=alt.condition("datum.accuracy > 0.6", alt.value("white"), alt.value("black")),
+    )
+    chart = alt.layer(cells, text).properties(
+        title=_title("Accuracy per benchmark and model", "Cell text: correct / total rows"),
+        width=alt.Step(step),
+        height=alt.Step(34),
+    )
+    return _finish(chart)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _with_labels(data: pd.DataFrame) -> pd.DataFrame:
+    """Add a `text` column: `85.2% (92/108)` for bar labels."""
+    text = [
+        f"{100 * a:.1f}% ({int(c)}/{int(t)})"
+        for a, c, t in zip(data["accuracy"], data["correct"], data["total"], strict=True)
+    ]
+    return data.assign(text=text)
+
+
+def _latency_data(subset: pd.DataFrame) -> pd.DataFrame | None:
+    """Long-form p50/p95 latency per model, or None without any answered row."""
+    import pandas as pd
+
+    answered = subset[(subset["status"] != "error") & subset["latency_s"].notna()]
+    if answered.empty:
+        return None
+    records = []
+    for display, group in answered.groupby("display", sort=True):
+        values = group["latency_s"].astype(float).tolist()
+        for statistic, q in (("p50", 50), ("p95", 95)):
+            seconds = percentile(values, q)
+            records.append({"display": display, "statistic": statistic, "seconds": seconds,
+                            "text": f"{seconds:.2f} s"})  # fmt: skip
+    return pd.DataFrame.from_records(records)
+
+
+def _model_axis(models: list[str]) -> alt.Y:
+    """The model (y) axis of the bar charts, in the given order, never clipped.
+
+    No axis title: the labels are model names, and a title can collide with a long label.
+    """
+    import altair as alt
+
+    return alt.Y("display:N", sort=models, title=None,
+                 axis=alt.Axis(labelLimit=400, labelFontSize=11))  # fmt: skip
+
+
+def _unit_scale() -> alt.Scale:
+    """A fixed 0-100% axis, so charts of different runs compare at a glance."""
+    import altair as alt
+
+    return alt.Scale(domain=[0, 1.0], nice=False)
+
+
+def _interval_caps(base: alt.Chart) -> list[alt.Chart]:
+    """Short vertical ticks at both ends of the interval lines."""
+    return [
+        base.mark_tick(color="#222", thickness=2, size=BAR_STEP * 0.45).encode(x=f"{end}:Q")
+        for end in ("lo", "hi")
+    ]
+
+
+def _bars_height(per_model: int = 1) -> alt.Step:
+    """Chart height as a band step; with an offset channel the step is per offset slot."""
+    import altair as alt
+
+    return alt.Step(BAR_STEP if per_model == 1 else OFFSET_STEP)
+
+
+def _column_step(models: list[str]) -> int:
+    """Heatmap column width wide enough for the longest wrapped label line."""
+    longest = max((len(line) for m in models for line in _label_lines(m)), default=10)
+    return max(110, 7 * longest + 16)
+
+
+def _label_lines(label: str) -> list[str]:
+    """A model label word-wrapped to short lines, `(simulated)` on a line of its own."""
+    import textwrap
+
+    simulated = label.endswith(SIMULATED)
+    base = label[: -len(SIMULATED)] if simulated else label
+    lines = textwrap.wrap(base, LABEL_WRAP, break_long_words=False) or [base]
+    return [*lines, SIMULATED.strip()] if simulated else lines
+
+
+def _wrapped_label_expr(models: list[str]) -> str:
+    """Vega expression drawing each model label on its wrapped lines (a JSON lookup)."""
+    import json
+
+    lines = {model: _label_lines(model) for model in models}
+    return f"{json.dumps(lines, ensure_ascii=False, sort_keys=True)}[datum.label]"
+
+
+def _top_legend() -> alt.Legend:
+    """A horizontal legend above the plot: value labels past the last bar never hit it."""
+    import altair as alt
+
+    return alt.Legend(orient="top", direction="horizontal", titleOrient="left")
+
+
+def _title(text: str, subtitle: str) -> alt.TitleParams:
+    """A left-aligned chart title with a subtitle."""
+    import altair as alt
+
+    return alt.TitleParams(text, subtitle=subtitle, anchor="start", fontSize=15)
+
+
+def _finish(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """Common look: white background, padding, readable axis titles."""
+    return (
+        chart.configure(background="white", padding=12)
+        .configure_axis(titleFontSize=12, labelColor="#222", titleColor="#222")
+        .configure_view(stroke=None)
+    )

@@ -1,0 +1,418 @@
+"""Render scored trace rows as one Markdown report.
+
+Every number comes from `reporting.tables` (pandas) and `llm_eval.statistics`; this module
+only formats. Formatting is uniform: accuracy as a percent with one decimal, intervals as
+`[lo–hi]` in percent, unknown values as `n/a` (never 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from llm_eval.reporting import tables as tb
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from llm_eval.schemas import TraceRow
+
+LIST_CAP = 200
+"""Most rows shown in each of the failed-task lists; the rest are counted, not listed."""
+
+CELL_CAP = 80
+"""Longest free-text cell (answers, error messages) before it is cut with an ellipsis."""
+
+CHART_TITLES: dict[str, str] = {
+    "language-accuracy": "Language understanding accuracy per model (95% Wilson interval)",
+    "language-latency": "Language understanding latency per model (p50 and p95)",
+    "aimo3-accuracy": "AIMO3 accuracy by mode per model",
+    "benchmark-heatmap": "Accuracy per benchmark and model",
+}
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt_pct(value: float | None) -> str:
+    """A proportion as a percent with one decimal, `n/a` when unknown."""
+    return "n/a" if _missing(value) else f"{100 * float(value):.1f}%"  # type: ignore[arg-type]
+
+
+def fmt_interval(lo: float | None, hi: float | None) -> str:
+    """A proportion interval in percent, e.g. `[81.2–95.3]`."""
+    if _missing(lo) or _missing(hi):
+        return "[n/a]"
+    return f"[{100 * float(lo):.1f}–{100 * float(hi):.1f}]"  # type: ignore[arg-type]
+
+
+def fmt_accuracy(value: float | None, lo: float | None, hi: float | None) -> str:
+    """Accuracy followed by its interval: `92.6% [86.0–96.2]`."""
+    return "n/a" if _missing(value) else f"{fmt_pct(value)} {fmt_interval(lo, hi)}"
+
+
+def fmt_cell(row: Mapping[str, Any]) -> str:
+    """A result cell: `correct / total, accuracy [lo–hi]`, plus the error count if any."""
+    text = f"{int(row['correct'])} / {int(row['total'])}, "
+    text += fmt_accuracy(row["accuracy"], row["lo"], row["hi"])
+    return text + (f" ({int(row['errors'])} err)" if int(row["errors"]) else "")
+
+
+def fmt_int(value: float | None) -> str:
+    """An integer count with thousands separators, `n/a` when unknown."""
+    return "n/a" if _missing(value) else f"{int(round(float(value))):,}"  # type: ignore[arg-type]
+
+
+def fmt_seconds(value: float | None) -> str:
+    """A duration in seconds with two decimals."""
+    return "n/a" if _missing(value) else f"{float(value):.2f} s"  # type: ignore[arg-type]
+
+
+def fmt_cost(value: float | None, unknown_rows: int = 0) -> str:
+    """A USD cost; `n/a` when no row knows its cost, `(partial)` when only some do."""
+    if _missing(value):
+        return "n/a"
+    text = f"${float(value):.4f}"  # type: ignore[arg-type]
+    return f"{text} (partial)" if unknown_rows else text
+
+
+def fmt_diff(diff: float | None, lo: float | None, hi: float | None) -> str:
+    """An accuracy difference in percentage points with its interval."""
+    if _missing(diff):
+        return "n/a"
+    return f"{100 * float(diff):+.1f} pp {fmt_interval(lo, hi)}"  # type: ignore[arg-type]
+
+
+def fmt_p(value: float) -> str:
+    """A p-value with four decimals, floored at `<0.0001`."""
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def _missing(value: Any) -> bool:
+    """None or NaN (pandas turns None into NaN in numeric columns)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def escape(text: Any) -> str:
+    """Make any value safe inside a Markdown table cell: `|` escaped, newlines folded."""
+    value = "" if _missing(text) else str(text)
+    value = " ".join(value.split())
+    if len(value) > CELL_CAP:
+        value = value[: CELL_CAP - 1] + "…"
+    return value.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub Markdown table; every cell is escaped."""
+    lines = [_md_row(headers), "|" + "|".join("---" for _ in headers) + "|"]
+    lines += [_md_row(row) for row in rows]
+    return "\n".join(lines)
+
+
+def _md_row(cells: Sequence[Any]) -> str:
+    """One escaped table row."""
+    return "| " + " | ".join(escape(cell) for cell in cells) + " |"
+
+
+# --------------------------------------------------------------------------- report
+
+
+def render_report(
+    rows: Sequence[TraceRow],
+    *,
+    title: str,
+    chart_paths: Mapping[str, str] | None = None,
+    expected_tasks: Mapping[str, int] | None = None,
+) -> str:
+    """The full Markdown report for a set of scored trace rows.
+
+    `chart_paths` maps chart names (`language-accuracy`, ...) to paths relative to the
+    report; `expected_tasks` maps benchmark names to task counts, to flag missing tasks.
+    """
+    if not rows:
+        return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
+    frame = tb.rows_frame(rows)
+    sections = [_header(frame, title), *_body_sections(frame, expected_tasks)]
+    if chart_paths:
+        sections.append(_charts_section(chart_paths))
+    sections.append(_failures_section(frame))
+    return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
+
+
+def _body_sections(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> list[str]:
+    """Every table section between the header and the charts, in report order."""
+    builders: list[Callable[[], str]] = [
+        lambda: _suite_section(frame, expected),
+        lambda: _summary_section(frame),
+        lambda: _aimo3_section(frame),
+        lambda: _coverage_section(frame, expected),
+        lambda: _paired_section(frame),
+        lambda: _epoch_section(frame),
+        lambda: _category_section(frame),
+    ]
+    return [build() for build in builders]
+
+
+def _header(frame: pd.DataFrame, title: str) -> str:
+    """Title, what the report covers, how to read it, and the simulated-results warning."""
+    models = tb.ordered_models(frame)
+    benchmarks = tb.ordered_benchmarks(frame["benchmark"])
+    epochs = tb.epoch_count(frame)
+    lines = [
+        f"# {title}",
+        "",
+        f"{len(models)} model{'s' if len(models) != 1 else ''}, "
+        f"{len(frame)} trace rows, {len(benchmarks)} benchmarks"
+        + (f", {epochs} epochs per task." if epochs > 1 else "."),
+        "",
+        "Accuracy is correct / total rows, so an error row counts against it; the error and "
+        "coverage table also gives the accuracy over answered rows only. Intervals are 95% "
+        "(Wilson for single proportions), in percent.",
+    ]
+    simulated = sorted(frame.loc[frame["simulated"], "display"].unique().tolist())
+    if simulated:
+        lines += ["", _simulated_note(simulated)]
+    return "\n".join(lines)
+
+
+def _simulated_note(simulated: Sequence[str]) -> str:
+    """A quoted warning naming every simulated model."""
+    names = ", ".join(escape(name) for name in simulated)
+    return (
+        f"> **Simulated results.** {names} ran on the built-in mock provider. Their numbers "
+        "exercise the pipeline and say nothing about any real model."
+    )
+
+
+def _suite_section(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> str:
+    """Benchmarks x models, each cell `correct / total, accuracy [lo–hi]`."""
+    table = tb.benchmark_table(frame)
+    models = tb.ordered_models(frame)
+    names = tb.ordered_benchmarks([*frame["benchmark"], *(expected or {})])
+    cells = {
+        (r["benchmark"], r["display"]): fmt_cell(r) + _missing_note(r, expected)
+        for r in table.to_dict("records")
+    }
+    body = [[name, *(cells.get((name, m), "—") for m in models)] for name in names]
+    return "## Suite results\n\n" + md_table(["Benchmark", *models], body)
+
+
+def _missing_note(r: Mapping[str, Any], expected: Mapping[str, int] | None) -> str:
+    """` (n missing)` when a model has fewer distinct tasks than the benchmark expects."""
+    missing = (expected or {}).get(r["benchmark"], 0) - int(r["tasks"])
+    return f" ({missing} missing)" if missing > 0 else ""
+
+
+def _summary_section(frame: pd.DataFrame) -> str:
+    """One row per model over the whole suite: accuracy, tokens, latency, cost."""
+    headers = [
+        "Model", "Correct / total", "Accuracy", "Tokens", "Reasoning tokens",
+        "Avg latency", "p50 latency", "p95 latency", "Cost",
+    ]  # fmt: skip
+    body = [_summary_row(r) for r in tb.model_table(frame).to_dict("records")]
+    note = "Latency is measured over answered rows; tokens and cost over all rows."
+    return "## Full-suite summary\n\n" + md_table(headers, body) + "\n\n" + note
+
+
+def _summary_row(r: Mapping[str, Any]) -> list[str]:
+    """Cells of one model's full-suite summary row."""
+    return [
+        r["display"],
+        f"{int(r['correct'])} / {int(r['total'])}",
+        fmt_accuracy(r["accuracy"], r["lo"], r["hi"]),
+        fmt_int(r["total_tokens"]),
+        fmt_int(r["reasoning_tokens"]),
+        fmt_seconds(r["latency_mean"]),
+        fmt_seconds(r["p50"]),
+        fmt_seconds(r["p95"]),
+        fmt_cost(r["cost_usd"], int(r["cost_usd_unknown"])),
+    ]
+
+
+def _aimo3_section(frame: pd.DataFrame) -> str:
+    """Models x AIMO3 mode (single turn, multi-round, Python tools); empty without AIMO3."""
+    subset = frame[frame["benchmark"].isin(list(tb.AIMO3_MODES))]
+    if subset.empty:
+        return ""
+    table = tb.benchmark_table(subset)
+    cells = {(r["display"], r["benchmark"]): fmt_cell(r) for r in table.to_dict("records")}
+    body = [
+        [model, *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
+        for model in tb.ordered_models(subset)
+    ]
+    headers = ["Model", *tb.AIMO3_MODES.values()]
+    return "## AIMO3 by mode\n\n" + md_table(headers, body)
+
+
+def _coverage_section(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> str:
+    """Rows, errors by kind, missing tasks, both accuracies and a complete/INCOMPLETE mark."""
+    table = tb.coverage_table(frame, expected)
+    headers = [
+        "Model", "Rows", "Errors", "Errors by kind", "Missing tasks",
+        "Valid-subset accuracy", "Strict accuracy", "Status",
+    ]  # fmt: skip
+    body = [_coverage_row(r, expected is not None) for r in table.to_dict("records")]
+    lines = ["## Errors and coverage", "", md_table(headers, body)]
+    incomplete = [r["display"] for r in table.to_dict("records") if not r["complete"]]
+    if incomplete:
+        lines += ["", _incomplete_note(incomplete)]
+    if expected is None:
+        lines += ["", "No expected task counts were given, so missing tasks were not checked."]
+    return "\n".join(lines)
+
+
+def _coverage_row(r: Mapping[str, Any], checked: bool) -> list[str]:
+    """Cells of one model's coverage row."""
+    kinds = ", ".join(f"{kind}: {n}" for kind, n in r["errors_by_kind"].items()) or "—"
+    missing = ", ".join(f"{name}: {n}" for name, n in r["missing"].items())
+    correct, total, errors = int(r["correct"]), int(r["total"]), int(r["errors"])
+    valid = fmt_accuracy(r["valid_accuracy"], r["valid_lo"], r["valid_hi"])
+    strict = fmt_accuracy(r["accuracy"], r["lo"], r["hi"])
+    return [
+        r["display"],
+        str(int(r["rows"])),
+        str(errors),
+        kinds,
+        missing or ("0" if checked else "n/a"),
+        f"{correct} / {total - errors}, {valid}",
+        f"{correct} / {total}, {strict}",
+        "complete" if r["complete"] else "**INCOMPLETE**",
+    ]
+
+
+def _incomplete_note(models: Sequence[str]) -> str:
+    """Why some models are marked INCOMPLETE."""
+    names = ", ".join(escape(m) for m in models)
+    return (
+        f"**INCOMPLETE:** {names}. A model is incomplete when any row ended in an error or an "
+        "expected task has no row; rerun with `--resume` to fill the gaps."
+    )
+
+
+def _paired_section(frame: pd.DataFrame) -> str:
+    """Paired McNemar and bootstrap comparison for every pair of models."""
+    table = tb.paired_table(frame)
+    if table.empty:
+        return ""
+    headers = [
+        "Model A", "Model B", "n paired", "Both right", "Only A", "Only B",
+        "Accuracy A − B", "McNemar exact p",
+    ]  # fmt: skip
+    body = [_paired_row(r) for r in table.to_dict("records")]
+    note = (
+        "Rows are paired on benchmark, task and epoch over the whole suite; a pair is left "
+        "out when either row is an error. The difference interval is a paired bootstrap "
+        "(2000 resamples, seed 0)."
+    )
+    return "## Paired comparisons\n\n" + md_table(headers, body) + "\n\n" + note
+
+
+def _paired_row(r: Mapping[str, Any]) -> list[str]:
+    """Cells of one pair's comparison row."""
+    return [
+        r["model_a"],
+        r["model_b"],
+        str(int(r["n"])),
+        str(int(r["both"])),
+        str(int(r["only_a"])),
+        str(int(r["only_b"])),
+        fmt_diff(r["diff"], r["diff_lo"], r["diff_hi"]),
+        fmt_p(float(r["p"])),
+    ]
+
+
+def _epoch_section(frame: pd.DataFrame) -> str:
+    """Across-epoch statistics per model x benchmark; empty with a single epoch."""
+    if tb.epoch_count(frame) < 2:
+        return ""
+    table = tb.epoch_table(frame)
+    k = tb.epoch_count(frame)
+    headers = [
+        "Model", "Benchmark", "Tasks", "Epochs", "Mean ± std", "pass@1", f"pass@{k}",
+        "Majority vote", "Clustered 95% interval",
+    ]  # fmt: skip
+    body = [_epoch_row(r) for r in table.to_dict("records")]
+    note = (
+        f"pass@k is the unbiased estimator with k = 1 and k = {k} (the number of epochs); "
+        "majority vote counts a task as solved when more than half its epochs were correct "
+        "(ties are not solved); the clustered interval treats a task's epochs as one cluster."
+    )
+    return "## Epochs\n\n" + md_table(headers, body) + "\n\n" + note
+
+
+def _epoch_row(r: Mapping[str, Any]) -> list[str]:
+    """Cells of one model x benchmark epoch row."""
+    return [
+        r["display"],
+        r["benchmark"],
+        str(int(r["tasks"])),
+        str(int(r["epochs"])),
+        f"{fmt_pct(r['mean'])} ± {100 * float(r['std']):.1f} pp",
+        fmt_pct(r["pass_1"]),
+        fmt_pct(r["pass_k"]),
+        fmt_pct(r["majority"]),
+        fmt_interval(r["cluster_lo"], r["cluster_hi"]),
+    ]
+
+
+def _category_section(frame: pd.DataFrame) -> str:
+    """Categories of language_understanding x models; empty when it has no rows."""
+    table = tb.category_table(frame)
+    if table.empty:
+        return ""
+    subset = frame[frame["benchmark"] == tb.LANGUAGE_BENCHMARK]
+    models = tb.ordered_models(subset)
+    cells = {(r["category"], r["display"]): fmt_cell(r) for r in table.to_dict("records")}
+    categories = sorted(table["category"].unique().tolist())
+    body = [[cat, *(cells.get((cat, m), "—") for m in models)] for cat in categories]
+    return "## Language understanding by category\n\n" + md_table(["Category", *models], body)
+
+
+def _charts_section(chart_paths: Mapping[str, str]) -> str:
+    """The charts as Markdown images, known charts first in their fixed order."""
+    names = [n for n in CHART_TITLES if n in chart_paths]
+    names += sorted(set(chart_paths) - set(CHART_TITLES))
+    images = [f"![{CHART_TITLES.get(n, n)}]({chart_paths[n]})" for n in names]
+    return "## Charts\n\n" + "\n\n".join(images)
+
+
+def _failures_section(frame: pd.DataFrame) -> str:
+    """Wrong answers, then error rows, each capped at LIST_CAP rows."""
+    with_epoch = tb.epoch_count(frame) > 1
+    failures = tb.failure_rows(frame)
+    errors = tb.error_rows(frame)
+    parts = ["## Failed tasks", "", "### Wrong answers", ""]
+    parts.append(_row_list(failures, _failure_columns(with_epoch), "wrong answers"))
+    parts += ["", "### Error rows", ""]
+    parts.append(_row_list(errors, _error_columns(with_epoch), "error rows"))
+    return "\n".join(parts)
+
+
+def _failure_columns(with_epoch: bool) -> list[tuple[str, str]]:
+    """(heading, frame column) pairs of the wrong-answer list."""
+    columns = [("Model", "display"), ("Benchmark", "benchmark"), ("Task", "task_id")]
+    columns += [("Epoch", "epoch")] if with_epoch else []
+    return columns + [("Expected", "answer"), ("Extracted", "extracted"), ("Method", "method")]
+
+
+def _error_columns(with_epoch: bool) -> list[tuple[str, str]]:
+    """(heading, frame column) pairs of the error-row list."""
+    columns = [("Model", "display"), ("Benchmark", "benchmark"), ("Task", "task_id")]
+    columns += [("Epoch", "epoch")] if with_epoch else []
+    return columns + [("Error kind", "error_kind"), ("Message", "error_message")]
+
+
+def _row_list(rows: pd.DataFrame, columns: list[tuple[str, str]], what: str) -> str:
+    """A capped table of rows, saying how many were left out."""
+    if rows.empty:
+        return f"No {what}."
+    shown = rows.head(LIST_CAP)
+    body = [[_list_cell(r[col]) for _, col in columns] for r in shown.to_dict("records")]
+    table = md_table([heading for heading, _ in columns], body)
+    if len(rows) > LIST_CAP:
+        table += f"\n\nShowing the first {LIST_CAP} of {len(rows)} {what}."
+    return table
+
+
+def _list_cell(value: Any) -> str:
+    """A list cell: `—` for an absent value (e.g. nothing extracted)."""
+    return "—" if _missing(value) else str(value)

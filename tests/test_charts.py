@@ -1,0 +1,116 @@
+"""SVG charts: valid XML, labelled with the models, byte-identical across processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from llm_eval.charts import CHART_NAMES
+from llm_eval.schemas import ErrorInfo, ScoreInfo, TraceRow, Usage
+
+SUITE = {
+    "language_understanding": 108,
+    "sample_math": 8,
+    "sample_logic": 6,
+    "sample_multiturn": 2,
+    "sample_tools": 2,
+    "aimo3_reference": 10,
+    "aimo3_reference_multiturn": 10,
+    "aimo3_reference_python_tools": 10,
+}
+MODELS = [("real/one", "Real One", False, 6), ("mock/two", "Mock Two", True, 3)]
+LABELS = ["Real One", "Mock Two (simulated)"]
+
+RENDER = """
+import sys
+from pathlib import Path
+from llm_eval.charts import render_charts
+from llm_eval.schemas import TraceRow
+lines = Path(sys.argv[1]).read_text(encoding="utf-8").splitlines()
+render_charts([TraceRow.model_validate_json(line) for line in lines], Path(sys.argv[2]))
+"""
+
+
+def _row(model: str, label: str, simulated: bool, benchmark: str, i: int, status: str) -> TraceRow:
+    """One synthetic row; the first language task of the mock model is an error."""
+    error = status == "error"
+    return TraceRow(
+        run_id="r", model=model, model_label=label, provider="mock" if simulated else "litellm",
+        simulated=simulated, benchmark=benchmark, task_id=f"t{i:03d}", task_type="single_turn",
+        category=f"c{i % 8}", answer=str(i), scorer="numeric", messages=[], status=status,
+        usage=Usage(total_tokens=50), latency_s=None if error else 0.2 + (i % 7) / 10,
+        error=ErrorInfo(kind="timeout", message="slow") if error else None,
+        score=None if error else ScoreInfo(correct=status == "correct", method="numeric",
+                                           extracted=str(i), scorer="numeric"),
+        started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
+    )  # type: ignore[arg-type]  # fmt: skip
+
+
+def _rows() -> list[TraceRow]:
+    """Both models over the whole suite, in a scrambled order (rendering must not care)."""
+    rows = []
+    for model, label, simulated, wrong_every in MODELS:
+        for benchmark, count in SUITE.items():
+            for i in range(count):
+                status = "incorrect" if i % wrong_every == 0 else "correct"
+                if simulated and benchmark == "language_understanding" and i == 0:
+                    status = "error"
+                rows.append(_row(model, label, simulated, benchmark, i, status))
+    return rows[1::2] + rows[::2]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Render the same rows in two fresh processes; return both output directories."""
+    base = tmp_path_factory.mktemp("charts")
+    source = base / "rows.jsonl"
+    source.write_text("\n".join(r.model_dump_json() for r in _rows()), encoding="utf-8")
+    outs = (base / "first", base / "second")
+    for out in outs:
+        subprocess.run([sys.executable, "-c", RENDER, str(source), str(out)], check=True,
+                       timeout=120)  # fmt: skip
+    return outs
+
+
+def test_all_four_charts_written(rendered: tuple[Path, Path]) -> None:
+    names = sorted(p.name for p in rendered[0].iterdir())
+    assert names == sorted(f"{name}.svg" for name in CHART_NAMES)
+
+
+@pytest.mark.parametrize("name", CHART_NAMES)
+def test_svg_is_valid_and_labelled(rendered: tuple[Path, Path], name: str) -> None:
+    path = rendered[0] / f"{name}.svg"
+    root = ET.parse(path).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert float(root.attrib["width"]) > 400 and float(root.attrib["height"]) > 100
+    text = path.read_text(encoding="utf-8")
+    for label in LABELS:
+        assert label in text, (name, label)
+
+
+@pytest.mark.parametrize("name", CHART_NAMES)
+def test_byte_identical_across_processes(rendered: tuple[Path, Path], name: str) -> None:
+    first, second = ((out / f"{name}.svg").read_bytes() for out in rendered)
+    assert first == second
+
+
+def test_charts_without_data_are_skipped(tmp_path: Path) -> None:
+    from llm_eval.charts import render_charts
+
+    rows = [_row("real/one", "Real One", False, "sample_math", i, "correct") for i in range(3)]
+    written = render_charts(rows, tmp_path)
+    assert list(written) == ["benchmark-heatmap"]
+    assert written["benchmark-heatmap"].exists()
+
+
+def test_same_process_renders_identically(tmp_path: Path) -> None:
+    from llm_eval.charts import render_charts
+
+    rows = _rows()
+    first = render_charts(rows, tmp_path / "a")["benchmark-heatmap"].read_bytes()
+    second = render_charts(rows, tmp_path / "b")["benchmark-heatmap"].read_bytes()
+    assert first == second

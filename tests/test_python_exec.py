@@ -1,0 +1,287 @@
+"""Tests for the python_exec tool, with real child processes (no mocks).
+
+Each test runs real model-style code and checks what the parent sees; the limits are short
+so the whole file stays well under a minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from llm_eval.tools.python_exec import PythonExecLimits, PythonExecResult, run_python
+
+pytestmark = pytest.mark.timeout(60)
+
+FAST = PythonExecLimits(timeout_s=3.0, cpu_seconds=10, memory_mb=256)
+
+
+def _live_processes_named(comm: str) -> list[int]:
+    """Pids of non-zombie processes whose /proc/PID/comm is `comm`."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / "comm").read_text().strip()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if name == comm and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+async def test_simple_print() -> None:
+    result = await run_python("print('hello', 6 * 7)", FAST)
+    assert result.stdout == "hello 42\n"
+    assert result.exit_code == 0
+    assert not result.timed_out and not result.truncated
+    assert "isolated_mode" in result.isolation and "tempdir" in result.isolation
+    assert result.to_tool_content() == "hello 42"
+
+
+async def test_stdlib_and_site_packages_import_after_privilege_drop() -> None:
+    # The interpreter may live under /root (0700); after the uid drop it must still import.
+    result = await run_python("import fractions, json, math, decimal\nprint(math.factorial(5))")
+    assert result.stdout == "120\n", result.stderr
+
+
+async def test_exception_gives_stderr_and_exit_code() -> None:
+    result = await run_python("def f():\n    raise ValueError('boom')\nf()", FAST)
+    assert result.exit_code == 1
+    assert "ValueError: boom" in result.stderr
+    assert "main.py" in result.stderr and "line 2" in result.stderr
+    assert "_child_" not in result.stderr  # bootstrap frames are hidden
+    content = result.to_tool_content()
+    assert "ValueError: boom" in content and "[exit code 1]" in content
+
+
+async def test_sys_exit_code_is_passed_through() -> None:
+    result = await run_python("import sys\nprint('bye')\nsys.exit(3)", FAST)
+    assert result.exit_code == 3 and result.stdout == "bye\n"
+
+
+async def test_infinite_loop_is_killed_by_timeout_and_keeps_earlier_output() -> None:
+    limits = PythonExecLimits(timeout_s=2.0, cpu_seconds=30)
+    started = time.monotonic()
+    result = await run_python("print('started')\nwhile True: pass", limits)
+    assert time.monotonic() - started < 4.0
+    assert result.timed_out and result.exit_code is None
+    assert result.stdout == "started\n"  # line buffering: printed before the kill
+    assert "[killed: timed out after 2 s]" in result.to_tool_content()
+
+
+async def test_cpu_limit_kills_busy_loop_before_the_timeout() -> None:
+    limits = PythonExecLimits(timeout_s=8.0, cpu_seconds=1)
+    result = await run_python("while True: pass", limits)
+    assert not result.timed_out
+    assert result.exit_code == -signal.SIGXCPU
+    assert result.duration_s < 5.0
+    assert "[killed: CPU time limit]" in result.to_tool_content()
+
+
+FORK_BOMBS = {
+    "plain": "while True: os.fork()",
+    # Survives fork failures, so the processes are still alive when the timeout hits.
+    "resilient": "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FORK_BOMBS))
+async def test_fork_bomb_is_contained_and_leaves_no_processes(kind: str) -> None:
+    marker = "fb" + uuid.uuid4().hex[:12]  # comm holds 15 characters
+    code = (
+        "import os\n"
+        f"open('/proc/self/comm', 'w').write({marker!r})\n"
+        "print('armed', flush=True)\n" + FORK_BOMBS[kind]
+    )
+    started = time.monotonic()
+    result = await run_python(code, FAST)
+    assert time.monotonic() - started < FAST.timeout_s + 3.0
+    assert result.stdout.startswith("armed"), result.stderr  # the marker really was set
+    # Killed processes may linger as zombies for a moment; none may still be running.
+    deadline = time.monotonic() + 1.0
+    while (survivors := _live_processes_named(marker)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert survivors == []
+
+
+async def test_process_that_leaves_the_session_is_killed() -> None:
+    marker = "es" + uuid.uuid4().hex[:12]
+    code = (
+        "import os, time\n"
+        f"open('/proc/self/comm', 'w').write({marker!r})\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(60)\n"
+        "print('parent done', flush=True)\n"
+    )
+    result = await run_python(code, FAST)
+    assert result.stdout == "parent done\n" and result.exit_code == 0
+    assert result.duration_s < 2.0  # the orphan holding the pipes does not delay the result
+    if "unprivileged_uid" not in result.isolation:
+        pytest.skip("without a per-call uid an escaped session cannot be found reliably")
+    await asyncio.sleep(0.2)
+    assert _live_processes_named(marker) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["x = bytearray(4 * 1024**3)", "x = []\nwhile True:\n    x.append(' ' * 10**6)"],
+    ids=["one-allocation", "growing-list"],
+)
+async def test_memory_bomb_fails(code: str) -> None:
+    result = await run_python(code, FAST)
+    assert result.exit_code != 0
+    assert not result.timed_out
+    content = result.to_tool_content()
+    assert "MemoryError" in result.stderr or result.exit_code == -signal.SIGKILL
+    assert "memory" in content.lower()
+
+
+async def test_huge_print_is_truncated_quickly_with_bounded_parent_memory() -> None:
+    peak_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    result = await run_python("print('x' * 100_000_000)", PythonExecLimits(timeout_s=10.0))
+    assert time.monotonic() - started < 3.0
+    assert result.truncated
+    assert len(result.stdout) == PythonExecLimits().output_bytes
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before_kib) / 1024
+    assert grown_mib < 50, f"parent peak memory grew by {grown_mib:.0f} MiB"
+    assert "[output truncated]" in result.to_tool_content()
+
+
+async def test_moderate_output_over_the_cap_finishes_normally() -> None:
+    result = await run_python("print('y' * 200_000)\nprint('end')", FAST)
+    assert result.exit_code == 0 and result.kill_reason is None
+    assert result.truncated and len(result.stdout) == FAST.output_bytes
+
+
+async def test_file_size_limit() -> None:
+    limits = PythonExecLimits(timeout_s=3.0, file_size_mb=1)
+    result = await run_python("open('big', 'wb').write(b'x' * (2 * 1024 * 1024))", limits)
+    assert result.exit_code == 1 and "File too large" in result.stderr
+
+
+@pytest.fixture
+def root_owned_dir() -> Iterator[Path]:
+    """A 0755 directory owned by the test's user, outside every temp directory."""
+    path = Path(tempfile.mkdtemp(prefix=".pyexec_write_probe_", dir=Path(__file__).parent))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_writing_to_a_project_directory_fails(root_owned_dir: Path) -> None:
+    target = root_owned_dir / "pwned.txt"
+    code = f"open({str(target)!r}, 'w').write('x')"
+    result = await run_python(code, FAST)
+    if "unprivileged_uid" not in result.isolation:
+        pytest.skip("not root, so the code runs as our own user and may write our files")
+    assert "PermissionError" in result.stderr
+    assert not target.exists()
+
+
+async def test_writing_to_shared_tmp_does_not_reach_the_host() -> None:
+    target = Path("/tmp") / f"pyexec_probe_{uuid.uuid4().hex}"
+    code = f"open({str(target)!r}, 'w').write('x')\nprint('written')"
+    try:
+        result = await run_python(code, FAST)
+        if "private_tmp" not in result.isolation:
+            pytest.skip("no mount namespace here: /tmp is world-writable and shared")
+        assert result.stdout == "written\n"  # it landed in the private tmpfs
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+
+
+async def test_workdir_is_removed_afterwards() -> None:
+    result = await run_python("import os\nprint(os.getcwd())\nopen('f', 'w').write('x')", FAST)
+    workdir = Path(result.stdout.strip())
+    assert workdir.name.startswith("llm_eval_pyexec_")
+    assert not workdir.exists()
+
+
+async def test_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("HF_TOKEN", "hf-test-secret")
+    monkeypatch.setenv("MY_CLIENT_SECRET", "shh-test-secret")
+    result = await run_python("import json, os\nprint(json.dumps(dict(os.environ)))", FAST)
+    env = json.loads(result.stdout)
+    assert not [name for name in env if "API_KEY" in name or "TOKEN" in name]
+    assert not [name for name in env if "SECRET" in name]
+    assert "test-secret" not in result.stdout
+    assert env["HOME"] == env["TMPDIR"] and "llm_eval_pyexec_" in env["HOME"]
+
+
+async def test_network_is_cut() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        code = (
+            "import socket\n"
+            "try:\n"
+            f"    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "    print('CONNECTED')\n"
+            "except OSError as exc:\n"
+            "    print('BLOCKED', exc)\n"
+        )
+        result = await run_python(code, FAST)
+    if "no_network" not in result.isolation:
+        pytest.skip("this machine allows no network namespace (not root, no user namespaces)")
+    assert result.stdout.startswith("BLOCKED"), result.stdout
+
+
+async def test_calls_run_concurrently() -> None:
+    started = time.monotonic()
+    results = await asyncio.gather(
+        *(run_python(f"import time\ntime.sleep(1)\nprint({i})", FAST) for i in range(8))
+    )
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(8)]
+    assert time.monotonic() - started < 4.0  # serially it would take 8 s
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="uid drop only happens when running as root")
+async def test_root_runs_as_unprivileged_uid() -> None:
+    result = await run_python("import os\nprint(os.getuid(), os.getgid(), os.getgroups())", FAST)
+    uid, gid, groups = result.stdout.split(maxsplit=2)
+    assert int(uid) != 0 and int(gid) != 0 and groups.strip() == "[]"
+    assert "unprivileged_uid" in result.isolation
+
+
+def test_tool_content_notes() -> None:
+    base = PythonExecResult(
+        stdout="", stderr="", exit_code=0, timed_out=False, truncated=False,
+        duration_s=0.1, isolation=(),
+    )  # fmt: skip
+    assert base.to_tool_content() == "[no output]"
+    killed = PythonExecResult(
+        stdout="partial\n", stderr="", exit_code=None, timed_out=True, truncated=True,
+        duration_s=10.0, isolation=(), kill_reason="timed out after 10 s",
+    )  # fmt: skip
+    assert killed.to_tool_content() == (
+        "partial\n[killed: timed out after 10 s]\n[output truncated]"
+    )
+    memory = PythonExecResult(
+        stdout="", stderr="Traceback ...\nMemoryError\n", exit_code=1, timed_out=False,
+        truncated=False, duration_s=0.1, isolation=(),
+    )  # fmt: skip
+    assert memory.to_tool_content().endswith(
+        "MemoryError\n[exit code 1]\n[memory limit reached (MemoryError)]"
+    )

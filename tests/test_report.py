@@ -1,0 +1,278 @@
+"""The Markdown report on a synthetic two-model run of the full 156-task suite."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from llm_eval.reporting import render_report
+from llm_eval.reporting.markdown import escape, fmt_accuracy, fmt_cost
+from llm_eval.schemas import ErrorInfo, ScoreInfo, TraceRow, Usage
+
+SUITE: dict[str, tuple[int, str]] = {
+    "language_understanding": (108, "single_turn"),
+    "sample_math": (8, "single_turn"),
+    "sample_logic": (6, "single_turn"),
+    "sample_multiturn": (2, "multi_turn"),
+    "sample_tools": (2, "tool_calling"),
+    "aimo3_reference": (10, "single_turn"),
+    "aimo3_reference_multiturn": (10, "multi_turn"),
+    "aimo3_reference_python_tools": (10, "tool_calling"),
+}
+EXPECTED = {name: count for name, (count, _) in SUITE.items()}
+CATEGORIES = ["date", "amount", "name", "place", "greeklish", "inference", "meaning", "fragment"]
+
+
+def make_row(
+    model: str,
+    benchmark: str,
+    index: int,
+    *,
+    status: str,
+    label: str | None = None,
+    simulated: bool = False,
+    epoch: int = 0,
+    error_kind: str | None = None,
+) -> TraceRow:
+    """One synthetic trace row; wrong answers extract `wrong-<index>`."""
+    task_type = SUITE.get(benchmark, (0, "single_turn"))[1]
+    is_error = status == "error"
+    return TraceRow(
+        run_id="run-1",
+        model=model,
+        model_label=label or model,
+        provider="mock" if simulated else "litellm",
+        simulated=simulated,
+        benchmark=benchmark,
+        task_id=f"{benchmark[:4]}-{index:03d}",
+        task_type=task_type,  # type: ignore[arg-type]
+        category=CATEGORIES[index % len(CATEGORIES)] if benchmark.startswith("lang") else "default",
+        epoch=epoch,
+        answer=f"answer-{index}",
+        scorer="language",
+        messages=[{"role": "user", "content": "q"}],
+        response=None if is_error else "r",
+        usage=Usage(total_tokens=100 + index, reasoning_tokens=10, cost_usd=None),
+        latency_s=None if is_error else 0.5 + (index % 10) / 10,
+        status=status,  # type: ignore[arg-type]
+        error=ErrorInfo(kind=error_kind or "timeout", message="timed out | after 120 s")
+        if is_error
+        else None,
+        score=None
+        if is_error
+        else ScoreInfo(
+            correct=status == "correct",
+            method="exact" if status == "correct" else "none",
+            extracted=f"answer-{index}" if status == "correct" else f"wrong-{index}",
+            scorer="language",
+        ),
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:00:01Z",
+    )
+
+
+def suite_rows(
+    model: str,
+    *,
+    wrong_every: int,
+    label: str | None = None,
+    simulated: bool = False,
+    errors: int = 0,
+    skip: int = 0,
+    epoch: int = 0,
+) -> list[TraceRow]:
+    """A model's rows over the full suite: every `wrong_every`-th task wrong, the first
+    `errors` language tasks error rows, the last `skip` language tasks missing."""
+    rows = []
+    for benchmark, (count, _) in SUITE.items():
+        for i in range(count):
+            if benchmark == "language_understanding" and i >= count - skip:
+                continue
+            status = "incorrect" if (i + epoch) % wrong_every == 0 else "correct"
+            if benchmark == "language_understanding" and i < errors:
+                status = "error"
+            kind = "rate_limit" if i == 0 else "timeout"
+            rows.append(
+                make_row(model, benchmark, i, status=status, label=label, simulated=simulated,
+                         epoch=epoch, error_kind=kind)
+            )  # fmt: skip
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[TraceRow]:
+    """A real-looking model with no errors and a simulated model with 3 error rows."""
+    clean = suite_rows("openrouter/real-model", label="Real Model", wrong_every=7)
+    mock = suite_rows("mock/noisy", label="Noisy Mock", simulated=True, wrong_every=4, errors=3)
+    return clean + mock
+
+
+@pytest.fixture(scope="module")
+def report(rows: list[TraceRow]) -> str:
+    """The report of the two-model run, with charts and expected task counts."""
+    charts = {"language-accuracy": "../docs/images/language-accuracy.svg"}
+    return render_report(rows, title="Test run", chart_paths=charts, expected_tasks=EXPECTED)
+
+
+def _section(report: str, heading: str) -> str:
+    """The text of one `## heading` section."""
+    start = report.index(f"## {heading}\n")
+    end = report.find("\n## ", start + 1)
+    return report[start : end if end != -1 else len(report)]
+
+
+def _table_line(section: str, first_cell: str) -> str:
+    """The table row of a section whose first cell is `first_cell`."""
+    return next(line for line in section.splitlines() if line.startswith(f"| {first_cell} |"))
+
+
+def _cells(line: str) -> list[str]:
+    """The stripped cells of one Markdown table row (cells hold no escaped `|` here)."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def test_every_heading_present(report: str) -> None:
+    for heading in (
+        "# Test run",
+        "## Suite results",
+        "## Full-suite summary",
+        "## AIMO3 by mode",
+        "## Errors and coverage",
+        "## Paired comparisons",
+        "## Language understanding by category",
+        "## Charts",
+        "## Failed tasks",
+        "### Wrong answers",
+        "### Error rows",
+    ):
+        assert f"\n{heading}\n" in f"\n{report}", heading
+
+
+def test_header_counts_and_simulated_note(report: str) -> None:
+    assert "2 models, 312 trace rows, 8 benchmarks." in report
+    assert "> **Simulated results.** Noisy Mock (simulated)" in report
+    assert "Real Model (simulated)" not in report
+
+
+def test_suite_summary_totals_are_156(report: str) -> None:
+    summary = _section(report, "Full-suite summary")
+    for model in ("Real Model", "Noisy Mock (simulated)"):
+        assert "/ 156 |" in _table_line(summary, model)
+    # tokens known, cost unknown on every row: n/a, never $0
+    cells = _cells(_table_line(summary, "Real Model"))
+    assert cells[-1] == "n/a"
+    assert cells[3] == f"{sum(100 + i for _, (n, _) in SUITE.items() for i in range(n)):,}"
+
+
+def test_suite_table_cells(report: str) -> None:
+    suite = _section(report, "Suite results")
+    line = _table_line(suite, "language_understanding")
+    # real model: 108 tasks, every 7th wrong -> 16 wrong, 92 right
+    assert "92 / 108, 85.2% [" in line
+    assert re.search(r"\d+ / 108, \d+\.\d% \[\d+\.\d–\d+\.\d\] \(3 err\)", line)
+    assert _table_line(suite, "sample_multiturn").count("/ 2,") == 2
+
+
+def test_incomplete_model_shows_both_accuracies(report: str) -> None:
+    coverage = _section(report, "Errors and coverage")
+    noisy = _table_line(coverage, "Noisy Mock (simulated)")
+    assert "**INCOMPLETE**" in noisy
+    assert "rate_limit: 1, timeout: 2" in noisy
+    # valid subset excludes the 3 error rows; strict keeps them in the denominator
+    assert "/ 153, " in noisy and "/ 156, " in noisy
+    assert "| complete |" in _table_line(coverage, "Real Model")
+
+
+def test_errors_listed_apart_from_wrong_answers(report: str) -> None:
+    wrong = report[report.index("### Wrong answers") : report.index("### Error rows")]
+    errors = report[report.index("### Error rows") :]
+    assert "timed out \\| after 120 s" in errors  # `|` escaped in cells
+    assert errors.count("| Noisy Mock (simulated) | language_understanding |") == 3
+    error_ids = {f"lang-{i:03d}" for i in range(3)}
+    wrong_noisy_lang = [
+        line for line in wrong.splitlines()
+        if line.startswith("| Noisy Mock (simulated) | language_understanding |")
+    ]  # fmt: skip
+    assert wrong_noisy_lang
+    assert not any(tid in line for line in wrong_noisy_lang for tid in error_ids)
+
+
+def test_missing_task_marks_incomplete(rows: list[TraceRow]) -> None:
+    partial = suite_rows("other/partial", label="Partial", wrong_every=5, skip=1)
+    text = render_report(rows + partial, title="t", expected_tasks=EXPECTED)
+    line = _table_line(_section(text, "Errors and coverage"), "Partial")
+    assert "language_understanding: 1" in line and "**INCOMPLETE**" in line
+    assert "| 155 | 0 |" in line
+    # three models: three pairs
+    assert _section(text, "Paired comparisons").count("\n| ") == 4
+
+
+def test_paired_table(report: str) -> None:
+    paired = _section(report, "Paired comparisons")
+    line = _table_line(paired, "Noisy Mock (simulated)")
+    cells = _cells(line)
+    assert cells[1] == "Real Model"
+    assert cells[2] == "153"  # 156 pairs minus the 3 with an error row
+    assert int(cells[3]) + int(cells[4]) + int(cells[5]) <= 153
+    assert re.fullmatch(r"[+-]\d+\.\d pp \[-?\d+\.\d–-?\d+\.\d\]", cells[6])
+
+
+def test_category_breakdown(report: str) -> None:
+    categories = _section(report, "Language understanding by category")
+    for category in CATEGORIES:
+        assert f"| {category} |" in categories
+
+
+def test_aimo3_table(report: str) -> None:
+    aimo = _section(report, "AIMO3 by mode")
+    assert "| Model | single turn | multi-round | Python tools |" in aimo
+    assert _table_line(aimo, "Real Model").count("/ 10,") == 3
+
+
+def test_chart_embedded(report: str) -> None:
+    assert "](../docs/images/language-accuracy.svg)" in report
+    assert "language-latency.svg" not in report
+
+
+def test_no_epoch_section_with_one_epoch(report: str) -> None:
+    assert "## Epochs" not in report
+
+
+def test_epoch_section() -> None:
+    rows = [
+        row
+        for epoch in range(3)
+        for row in suite_rows("m/a", label="A", wrong_every=3, epoch=epoch)
+        + suite_rows("m/b", label="B", wrong_every=5, epoch=epoch)
+    ]
+    text = render_report(rows, title="epochs")
+    epochs = _section(text, "Epochs")
+    assert "| pass@1 | pass@3 | Majority vote |" in epochs
+    line = _table_line(epochs, "A")
+    assert "| language_understanding | 108 | 3 |" in line
+    # every task is wrong in exactly one of the 3 epochs: pass@3 = 100%, majority = 100%
+    cells = _cells(line)
+    assert cells[5] == "66.7%" and cells[6] == "100.0%" and cells[7] == "100.0%"
+    assert "3 epochs per task" in text
+    assert "| Epoch |" in _section(text, "Failed tasks")
+
+
+def test_failed_list_is_capped() -> None:
+    rows = suite_rows("m/bad", label="Bad", wrong_every=1)
+    wrong = _section(render_report(rows, title="t"), "Failed tasks")
+    assert "Showing the first 200 of 156" not in wrong
+    many = rows + suite_rows("m/worse", label="Worse", wrong_every=1)
+    text = _section(render_report(many, title="t"), "Failed tasks")
+    assert "Showing the first 200 of 312 wrong answers." in text
+
+
+def test_empty_rows() -> None:
+    assert "nothing to report" in render_report([], title="Empty")
+
+
+def test_formatting_helpers() -> None:
+    assert fmt_accuracy(0.9259, 0.8597, 0.9618) == "92.6% [86.0–96.2]"
+    assert fmt_cost(None) == "n/a"
+    assert fmt_cost(0.01234, unknown_rows=2) == "$0.0123 (partial)"
+    assert escape("a|b\nc") == "a\\|b c"
