@@ -27,6 +27,7 @@ _GREEKLISH = {
     "ι": "i", "κ": "k", "λ": "l", "μ": "m", "ν": "n", "ξ": "ks", "ο": "o", "π": "p",
     "ρ": "r", "σ": "s", "ς": "s", "τ": "t", "υ": "y", "φ": "f", "χ": "x", "ψ": "ps", "ω": "w",
 }  # fmt: skip
+_DIGRAPHS = (("ου", "ou"), ("αυ", "av"), ("ευ", "ev"), ("μπ", "mp"), ("ντ", "nt"))
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
@@ -39,6 +40,8 @@ def unit_hash(*parts: object) -> float:
 def to_greeklish(text: str) -> str:
     """Greek to a common Greeklish spelling (accents dropped)."""
     folded = strip_accents(text.lower())
+    for digraph, latin in _DIGRAPHS:
+        folded = folded.replace(digraph, latin)
     return "".join(_GREEKLISH.get(ch, ch) for ch in folded)
 
 

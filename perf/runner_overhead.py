@@ -1,0 +1,181 @@
+"""Measure the runner's overhead against a local OpenAI-compatible stub with fixed latency.
+
+Prints, for the harness (EvaluationRunner -> LiteLLM -> HTTP -> stub):
+  * ideal wall time (requests x latency / concurrency), measured wall time and their ratio;
+  * CPU time per request of the harness and of bare `litellm.acompletion` calls on the same
+    workload, and their ratio;
+  * the zero-latency ceiling in requests per second.
+
+The stub runs in a separate process so its CPU time is not counted as ours.
+
+    uv run python perf/runner_overhead.py                 # the full workload (about 2 min)
+    uv run python perf/runner_overhead.py --requests 200  # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ["LLM_EVAL_TRACKING"] = "0"
+
+STUB_SERVER = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from tests.support.openai_stub import StubConfig, start_stub
+stub = start_stub(StubConfig(latency_s=float(sys.argv[1])))
+print(stub.base_url, flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+@dataclass
+class Measurement:
+    """Wall and CPU seconds of one workload."""
+
+    requests: int
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def cpu_ms_per_request(self) -> float:
+        return 1000 * self.cpu_s / self.requests
+
+
+def start_stub_process(latency_s: float) -> tuple[subprocess.Popen[str], str]:
+    """Start the stub in its own process; return it and its base URL."""
+    script = STUB_SERVER.format(repo=str(REPO))
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(latency_s)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    base_url = process.stdout.readline().strip()
+    if not base_url:
+        process.kill()
+        raise RuntimeError("the stub server did not start")
+    return process, base_url
+
+
+def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:
+    """A config root with one benchmark of `requests` single-turn tasks and one stub model."""
+    (root / "configs").mkdir(parents=True)
+    (root / "data").mkdir()
+    with (root / "data" / "load.jsonl").open("w") as handle:
+        for i in range(requests):
+            task = {"id": f"t{i}", "task_type": "single_turn", "answer": "42",
+                    "question": f"Request {i}: what is 6 x 7?"}  # fmt: skip
+            handle.write(json.dumps(task) + "\n")
+    params = {
+        "run": {"models": ["stub"]},
+        "tracking": {"enabled": False},
+        "runner": {"global_limit": concurrency, "per_model_limit": concurrency,
+                   "max_attempts": 1, "cache": False, "request_timeout_s": 60},  # fmt: skip
+        "models": {"stub": {"provider": "litellm", "model": "openai/stub", "api_base": base_url}},
+    }
+    (root / "params.yaml").write_text(json.dumps(params))
+    bench = {"benchmarks": {"load": {"path": "data/load.jsonl", "task_type": "single_turn",
+                                     "scorer": "numeric", "prompt": "default"}}}  # fmt: skip
+    (root / "configs" / "benchmarks.yaml").write_text(json.dumps(bench))
+    (root / "configs" / "prompts.yaml").write_text(json.dumps({"prompts": {"default": {}}}))
+    (root / "configs" / "tools.yaml").write_text(json.dumps({"tools": {}}))
+
+
+def run_harness(root: Path, output: Path) -> Measurement:
+    """Run the whole benchmark through EvaluationRunner."""
+    from llm_eval.config import load_config
+    from llm_eval.runner import EvaluationRunner
+
+    config = load_config(root)
+    runner = EvaluationRunner(config, ["stub"], ["load"], output)
+    wall, cpu = time.perf_counter(), time.process_time()
+    summary = asyncio.run(runner.run())
+    measurement = Measurement(summary.rows_written, time.perf_counter() - wall, time.process_time() - cpu)
+    if summary.statuses["error"]:
+        raise RuntimeError(f"{summary.statuses['error']} error rows: the measurement is invalid")
+    return measurement
+
+
+def run_bare(base_url: str, requests: int, concurrency: int) -> Measurement:
+    """The same requests as bare `litellm.acompletion` calls under one semaphore."""
+    from llm_eval.providers.litellm_client import load_litellm
+
+    litellm = load_litellm()
+
+    async def main() -> None:
+        limit = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> None:
+            async with limit:
+                await litellm.acompletion(
+                    model="openai/stub", api_base=base_url, api_key="no-key-needed",
+                    messages=[{"role": "user", "content": f"Request {i}: what is 6 x 7?"}],
+                    max_tokens=4096, timeout=60, num_retries=0,
+                )  # fmt: skip
+
+        await asyncio.gather(*(one(i) for i in range(requests)))
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(main())
+    return Measurement(requests, time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def measure(latency: float, requests: int, concurrency: int, bare: bool) -> tuple[Measurement, Measurement | None]:
+    stub, base_url = start_stub_process(latency)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            write_suite(root, base_url, requests, concurrency)
+            # Warm up imports and connections so neither side pays them inside the timing.
+            run_bare(base_url, min(concurrency, 16), concurrency)
+            harness = run_harness(root, root / "trace.jsonl")
+            baseline = run_bare(base_url, requests, concurrency) if bare else None
+            return harness, baseline
+    finally:
+        stub.kill()
+        stub.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--cpu-latency", type=float, default=0.5)
+    args = parser.parse_args()
+
+    harness, _ = measure(args.latency, args.requests, args.concurrency, bare=False)
+    ideal = args.requests * args.latency / args.concurrency
+    print(f"workload: {args.requests} requests, concurrency {args.concurrency}, "
+          f"latency {args.latency} s")  # fmt: skip
+    print(f"ideal wall time    {ideal:8.2f} s")
+    print(f"measured wall time {harness.wall_s:8.2f} s")
+    print(f"measured / ideal   {harness.wall_s / ideal:8.3f}")
+
+    cpu_harness, cpu_bare = measure(args.cpu_latency, args.requests, args.concurrency, bare=True)
+    assert cpu_bare is not None
+    print(f"CPU per request at {args.cpu_latency} s latency: harness "
+          f"{cpu_harness.cpu_ms_per_request:.2f} ms, bare litellm.acompletion "
+          f"{cpu_bare.cpu_ms_per_request:.2f} ms, ratio "
+          f"{cpu_harness.cpu_ms_per_request / cpu_bare.cpu_ms_per_request:.3f}")  # fmt: skip
+
+    ceiling, _ = measure(0.0, args.requests, args.concurrency, bare=False)
+    print(f"zero-latency ceiling: {ceiling.requests / ceiling.wall_s:.0f} requests/s "
+          f"({ceiling.cpu_ms_per_request:.2f} ms CPU per request)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The CLI as a user runs it: real subprocesses, the real suite, the offline mock provider."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = ("litellm", "mlflow", "pandas", "altair", "vl_convert")
+
+
+def llm_eval(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 300):
+    """Run `llm-eval ARGS` with this interpreter; tracking off unless a test turns it on."""
+    full_env = {**os.environ, "LLM_EVAL_TRACKING": "0", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "llm_eval.cli", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_validate_reports_the_suite_and_starts_fast() -> None:
+    started = time.perf_counter()
+    result = llm_eval("validate")
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr
+    assert "8 benchmarks, 156 tasks" in result.stdout
+    assert elapsed < 1.5, f"validate took {elapsed:.2f} s"
+
+
+@pytest.mark.parametrize("command", [["validate"], ["list-config"]])
+def test_start_up_imports_no_heavy_library(command: list[str]) -> None:
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['llm-eval', *{command!r}]\n"
+        "try:\n    runpy.run_module('llm_eval.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        f"print('HEAVY=' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True)
+    assert "HEAVY=\n" in result.stdout, result.stdout + result.stderr
+
+
+def test_list_config_shows_models_benchmarks_prompts_tools() -> None:
+    result = llm_eval("list-config", env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    for needle in ("mock-varied", "openrouter-gemma-4-31b-it-nitro", "language_understanding",
+                   "108", "hard_math_multi_round", "python_exec"):  # fmt: skip
+        assert needle in result.stdout
+
+
+def test_mock_run_of_the_whole_suite_then_score_and_report(tmp_path: Path) -> None:
+    trace = tmp_path / "mock.jsonl"
+    result = llm_eval("run", "--mock", "--output", str(trace))
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    per_model: dict[str, int] = {}
+    for row in rows:
+        per_model[row["model"]] = per_model.get(row["model"], 0) + 1
+    assert per_model == {"mock-varied": 156, "mock-flaky": 156}
+    assert {row["status"] for row in rows} <= {"correct", "incorrect", "error"}
+    tool_rows = [r for r in rows if r["benchmark"] == "sample_tools"]
+    assert all(r["tool_calls"] and r["tool_calls"][0]["name"] == "python_exec" for r in tool_rows)
+    varied = [r for r in rows if r["model"] == "mock-varied"]
+    assert all(r["status"] == "correct" for r in varied), [
+        (r["task_id"], r["response"]) for r in varied if r["status"] != "correct"
+    ]
+
+    before = trace.read_bytes()
+    rescored = llm_eval("score", "--results", str(trace))
+    assert rescored.returncode == 0, rescored.stderr
+    assert "0 verdict(s) changed" in rescored.stdout
+    assert trace.read_bytes() == before  # same verdicts as at run time, same bytes
+
+    report = tmp_path / "report.md"
+    made = llm_eval("report", "--results", str(trace), "--output", str(report), "--no-charts")
+    assert made.returncode == 0, made.stderr
+    text = report.read_text(encoding="utf-8")
+    assert "156" in text and "simulated" in text.lower()
+
+
+def test_a_real_model_without_its_key_fails_before_any_request(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
+    env["LLM_EVAL_TRACKING"] = "0"
+    result = subprocess.run(
+        [sys.executable, "-m", "llm_eval.cli", "run", "--model", "openrouter-gemma-4-31b-it-nitro",
+         "--benchmark", "sample_math", "--output", str(tmp_path / "x.jsonl")],  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "OPENROUTER_API_KEY" in result.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--max-tokens", "100", "--context-size", "200"], "--max-tokens (100) and --context-size (200)"),
+        (["--global-limit", "0"], "--global-limit"),
+        (["--model", "no-such-model"], "unknown model 'no-such-model'"),
+        (["--benchmark", "nope"], "unknown benchmark 'nope'"),
+    ],
+)
+def test_bad_options_are_named_before_anything_runs(
+    args: list[str], needle: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "x.jsonl"
+    result = llm_eval("run", "--mock", "--output", str(out), *args)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr
+    assert not out.exists()
+
+
+def test_equal_max_tokens_and_context_size_are_accepted(tmp_path: Path) -> None:
+    out = tmp_path / "x.jsonl"
+    result = llm_eval("run", "--mock", "--benchmark", "sample_math", "--max-tokens", "64",
+                      "--context-size", "64", "--output", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and all(row["settings"]["max_tokens"] == 64 for row in rows)
+
+
+def test_config_root_runs_a_copied_tree_from_elsewhere(config_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x.jsonl"
+    result = llm_eval("run", "--config-root", str(config_copy), "--mock", "--benchmark",
+                      "sample_logic", "--output", str(out), cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert len(out.read_text().splitlines()) == 12

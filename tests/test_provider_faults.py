@@ -1,0 +1,161 @@
+"""The real LiteLLM client against the local stub: faults, retries, resume after SIGKILL, redaction."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from llm_eval.config import load_config
+from llm_eval.runner import EvaluationRunner, TaskFilter
+from llm_eval.trace_io import read_rows
+from tests.conftest import REPO
+from tests.support.openai_stub import StubServer, start_stub
+
+SECRET = "sk-stub-secret-0123456789abcdefXYZ"
+TRANSIENT = ("429", "500", "502", "503", "504", "drop", "malformed_json", "empty_choices", "slow")
+PERMANENT = ("400", "401", "403", "404", "context_length")
+
+
+def add_stub_model(root: Path, stub: StubServer) -> None:
+    """Add a `stub` model entry (a real LiteLLM route) pointing at the stub server."""
+    params = root / "params.yaml"
+    params.write_text(
+        params.read_text(encoding="utf-8")
+        + f"""
+  stub:
+    provider: litellm
+    model: openai/stub-model
+    api_base: {stub.base_url}
+    api_key_env: STUB_API_KEY
+    label: Local stub
+""",
+        encoding="utf-8",
+    )
+
+
+@pytest.fixture()
+def stub_root(config_copy: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("STUB_API_KEY", SECRET)
+    monkeypatch.setenv("LLM_EVAL_TRACKING", "0")
+    with start_stub() as stub:
+        add_stub_model(config_copy, stub)
+        yield config_copy, stub
+
+
+def _runner(root: Path, output: Path, benchmarks: list[str] | None = None, **runner: object):
+    config = load_config(root)
+    settings = {"backoff_base_s": 0.0, "backoff_max_s": 0.0, "cache": False, "global_limit": 32,
+                "per_model_limit": 32, "request_timeout_s": 2.0, **runner}  # fmt: skip
+    config.runner = config.runner.model_copy(update=settings)
+    return EvaluationRunner(
+        config, ["stub"], benchmarks or config.active_benchmarks(), output, use_cache=False
+    )
+
+
+def test_thirty_percent_transient_faults_leave_no_error_rows(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(fault_rate=0.3, fault_kinds=TRANSIENT, retry_after="0", slow_s=5.0, seed=3)
+    out = tmp_path / "t.jsonl"
+    summary = asyncio.run(_runner(root, out).run())
+    rows = read_rows(out)
+    assert len(rows) == 156
+    assert {row.status for row in rows} <= {"correct", "incorrect"}, [
+        (row.task_id, row.error) for row in rows if row.status == "error"
+    ]
+    faulted = [r for r in stub.received if r.fault is not None]
+    assert len(faulted) > 30  # the faults really happened...
+    assert sum(row.attempts for row in rows) == stub.total_requests  # ...and no hidden retries
+    assert any(row.attempts > len(row.calls) for row in rows)
+    assert summary.statuses["error"] == 0
+
+
+def test_permanent_faults_make_error_rows_without_retry(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(fault_rate=0.3, fault_kinds=PERMANENT, seed=5)
+    out = tmp_path / "t.jsonl"
+    summary = asyncio.run(_runner(root, out, ["language_understanding", "sample_math"]).run())
+    rows = read_rows(out)
+    errors = [row for row in rows if row.status == "error"]
+    faulted = [r for r in stub.received if r.fault is not None]
+    assert errors and len(errors) == len(faulted) == summary.statuses["error"]
+    assert all(row.attempts == 1 and row.score is None for row in errors)
+    assert {row.error.kind for row in errors if row.error} <= {
+        "http_400", "http_401", "http_403", "http_404", "context_length"
+    }  # fmt: skip
+    assert stub.total_requests == len(rows)  # nothing was retried
+
+
+def test_retry_after_is_honoured(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(fault_rate=1.0, fault_kinds=("429",), retry_after="1")
+    started = time.perf_counter()
+    out = tmp_path / "t.jsonl"
+    runner = _runner(root, out, ["sample_math"])
+    runner.filter = TaskFilter(limit=1)
+    asyncio.run(runner.run())
+    assert time.perf_counter() - started >= 1.0
+    assert read_rows(out)[0].status != "error" and stub.total_requests == 2
+
+
+def test_echoed_api_key_never_reaches_traces_or_reports(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(fault_rate=1.0, fault_kinds=("401",), echo_api_key=True)
+    out = tmp_path / "t.jsonl"
+    asyncio.run(_runner(root, out, ["sample_math"]).run())
+    assert any(SECRET in str(dict(r.headers)) for r in stub.received)  # it was sent and echoed
+    assert SECRET not in out.read_text(encoding="utf-8")
+    from llm_eval.reporting.markdown import render_report
+
+    assert SECRET not in render_report(read_rows(out), title="t")
+
+
+def test_sigkill_mid_run_then_resume_completes_without_duplicates(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(latency_s=0.05)
+    out = tmp_path / "run.jsonl"
+    args = [sys.executable, "-m", "llm_eval.cli", "run", "--config-root", str(root), "--model",
+            "stub", "--benchmark", "language_understanding", "--benchmark", "sample_math",
+            "--global-limit", "4", "--no-cache", "--output", str(out)]  # fmt: skip
+    env = {**os.environ, "LLM_EVAL_TRACKING": "0"}
+    process = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if out.exists() and len(out.read_bytes().splitlines()) >= 40:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    kept = len([line for line in out.read_text(encoding="utf-8").splitlines() if line.strip()])
+    assert 40 <= kept < 116, "the kill did not land mid-run"
+    stub.reset()
+    resumed = subprocess.run([*args, "--resume"], cwd=REPO, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    rows = read_rows(out, tolerate_torn_tail=False)
+    keys = [row.key for row in rows]
+    assert len(keys) == len(set(keys)) == 116
+    finished_before = kept  # a torn tail line, if any, is not a finished row
+    assert stub.total_requests <= 116 - finished_before + 1
+    assert stub.total_requests >= 116 - finished_before
+
+
+def test_a_dead_server_gives_connection_error_rows(config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STUB_API_KEY", SECRET)
+    stub = start_stub()
+    add_stub_model(config_copy, stub)
+    stub.stop()
+    out = tmp_path / "t.jsonl"
+    runner = _runner(config_copy, out, ["sample_math"], max_attempts=2)
+    runner.filter = TaskFilter(limit=2)
+    asyncio.run(runner.run())
+    rows = read_rows(out)
+    assert [row.status for row in rows] == ["error", "error"]
+    assert all(row.error and row.error.kind == "connection" and row.attempts == 2 for row in rows)
+    assert SECRET not in json.dumps([row.model_dump() for row in rows])

@@ -1,0 +1,180 @@
+"""EvaluationRunner with in-process providers: limits, retries, error rows, resume, cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from llm_eval.config import load_config
+from llm_eval.errors import ProviderError
+from llm_eval.providers.base import ChatRequest, ChatResponse
+from llm_eval.runner import EvaluationRunner, TaskFilter
+from llm_eval.schemas import ModelConfig, Usage
+from llm_eval.trace_io import read_rows
+
+
+class ScriptedProvider:
+    """Answers correctly after a scripted number of failures per request."""
+
+    cacheable = True
+
+    def __init__(self, failures: dict[str, list[ProviderError]] | None = None, delay: float = 0.0):
+        self.failures = failures or {}
+        self.delay = delay
+        self.calls: Counter[str] = Counter()
+        self.in_flight = 0
+        self.peak = 0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        assert request.hint is not None
+        task_id = request.hint.task_id
+        self.calls[task_id] += 1
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+            queue = self.failures.get(task_id, [])
+            if queue:
+                raise queue.pop(0)
+            return ChatResponse(
+                content=f"Final answer: {request.hint.answer}",
+                usage=Usage(prompt_tokens=10, completion_tokens=2, total_tokens=12),
+            )
+        finally:
+            self.in_flight -= 1
+
+
+def _runner(root: Path, provider: ScriptedProvider, output: Path, **kwargs: object) -> EvaluationRunner:
+    config = load_config(root)
+    config.runner = config.runner.model_copy(update={"backoff_base_s": 0.0, "backoff_max_s": 0.0})
+    return EvaluationRunner(
+        config,
+        ["mock-varied"],
+        kwargs.pop("benchmarks", ["sample_math"]),  # type: ignore[arg-type]
+        output,
+        provider_factory=lambda _model: provider,
+        use_cache=kwargs.pop("use_cache", False),  # type: ignore[arg-type]
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def _transient(status: int = 503) -> ProviderError:
+    return ProviderError(f"http_{status}", "server busy", True, status)
+
+
+def test_transient_errors_are_retried_and_permanent_ones_are_not(config_copy: Path, tmp_path: Path) -> None:
+    provider = ScriptedProvider(
+        {
+            "math_001": [_transient(), _transient(429)],
+            "math_002": [ProviderError("http_401", "bad key", False, 401)],
+        }
+    )
+    out = tmp_path / "t.jsonl"
+    asyncio.run(_runner(config_copy, provider, out).run())
+    rows = {row.task_id: row for row in read_rows(out)}
+    assert rows["math_001"].status == "correct" and rows["math_001"].attempts == 3
+    assert rows["math_002"].status == "error"
+    assert rows["math_002"].error is not None and rows["math_002"].error.kind == "http_401"
+    assert provider.calls["math_002"] == 1  # permanent: never retried
+    assert rows["math_002"].score is None  # an error row is not a wrong answer
+
+
+def test_attempts_run_out_into_an_error_row(config_copy: Path, tmp_path: Path) -> None:
+    provider = ScriptedProvider({"math_003": [_transient() for _ in range(10)]})
+    out = tmp_path / "t.jsonl"
+    runner = _runner(config_copy, provider, out)
+    asyncio.run(runner.run())
+    row = next(r for r in read_rows(out) if r.task_id == "math_003")
+    assert row.status == "error" and row.attempts == runner.config.runner.max_attempts
+    assert provider.calls["math_003"] == runner.config.runner.max_attempts
+
+
+def test_per_model_limit_bounds_concurrency(config_copy: Path, tmp_path: Path) -> None:
+    provider = ScriptedProvider(delay=0.05)
+    runner = _runner(config_copy, provider, tmp_path / "t.jsonl")
+    runner._per_model["mock-varied"] = asyncio.Semaphore(3)
+    asyncio.run(runner.run())
+    assert provider.peak == 3
+
+
+def test_task_timeout_becomes_an_error_row(config_copy: Path, tmp_path: Path) -> None:
+    provider = ScriptedProvider(delay=1.0)
+    runner = _runner(config_copy, provider, tmp_path / "t.jsonl", task_filter=TaskFilter(limit=2))
+    runner.config.runner = runner.config.runner.model_copy(update={"task_timeout_s": 0.1})
+    asyncio.run(runner.run())
+    rows = read_rows(tmp_path / "t.jsonl")
+    assert len(rows) == 2 and {r.error.kind for r in rows if r.error} == {"task_timeout"}
+
+
+def test_filters_select_categories_and_limit(config_copy: Path, tmp_path: Path) -> None:
+    provider = ScriptedProvider()
+    out = tmp_path / "t.jsonl"
+    flt = TaskFilter(include=frozenset({"word_problem"}))
+    asyncio.run(_runner(config_copy, provider, out, task_filter=flt).run())
+    rows = read_rows(out)
+    assert rows and {r.category for r in rows} == {"word_problem"}
+    asyncio.run(_runner(config_copy, provider, out, task_filter=TaskFilter(limit=3)).run())
+    assert len(read_rows(out)) == 3
+
+
+def test_resume_keeps_finished_rows_and_reruns_errors_and_missing(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "t.jsonl"
+    first = ScriptedProvider({"math_002": [ProviderError("http_400", "no", False, 400)]})
+    asyncio.run(_runner(config_copy, first, out).run())
+    lines = out.read_text().splitlines()
+    kept = [line for line in lines if '"math_005"' not in line]
+    out.write_text("\n".join(kept) + "\n" + kept[0][: len(kept[0]) // 2])  # torn tail
+    second = ScriptedProvider()
+    asyncio.run(_runner(config_copy, second, out, resume=True).run())
+    rows = read_rows(out, tolerate_torn_tail=False)
+    assert sorted(r.task_id for r in rows) == [f"math_00{i}" for i in range(1, 9)]
+    assert set(second.calls) == {"math_002", "math_005"}
+    assert all(r.status == "correct" for r in rows)
+
+
+def test_response_cache_replays_with_zero_calls(config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    first = ScriptedProvider()
+    asyncio.run(_runner(config_copy, first, tmp_path / "a.jsonl", use_cache=True).run())
+    second = ScriptedProvider()
+    runner = _runner(config_copy, second, tmp_path / "b.jsonl", use_cache=True)
+    summary = asyncio.run(runner.run())
+    assert sum(first.calls.values()) == 8 and sum(second.calls.values()) == 0
+    assert summary.cache_hits == 8
+    assert [r.status for r in read_rows(tmp_path / "b.jsonl")] == ["correct"] * 8
+
+
+def test_cache_key_changes_with_settings_and_epoch() -> None:
+    from llm_eval.cache import ResponseCache
+
+    model = ModelConfig(provider="litellm", model="openai/x", api_base="http://127.0.0.1:1")
+    base = ChatRequest("m", model, [{"role": "user", "content": "hi"}], None, 10, 5.0)
+    warmer = ChatRequest("m", model.model_copy(update={"temperature": 0.7}), base.messages, None, 10, 5.0)
+    later = ChatRequest("m", model, base.messages, None, 10, 5.0, epoch=1)
+    keys = {ResponseCache.key(r) for r in (base, warmer, later)}
+    assert len(keys) == 3
+
+
+def test_error_messages_are_redacted(config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", secret)
+    provider = ScriptedProvider({"math_001": [ProviderError("http_401", f"bad key {secret}", False, 401)]})
+    out = tmp_path / "t.jsonl"
+    asyncio.run(_runner(config_copy, provider, out).run())
+    assert secret not in out.read_text()
+    row = next(r for r in read_rows(out) if r.task_id == "math_001")
+    assert row.error is not None and "[REDACTED]" in row.error.message
+
+
+def test_rows_record_usage_and_calls(config_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.jsonl"
+    asyncio.run(_runner(config_copy, ScriptedProvider(), out, task_filter=TaskFilter(limit=1)).run())
+    row = json.loads(out.read_text().splitlines()[0])
+    assert row["usage"]["total_tokens"] == 12 and row["calls"][0]["attempts"] == 1
+    assert row["messages"][-1]["role"] == "assistant"
