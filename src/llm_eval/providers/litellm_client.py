@@ -141,7 +141,7 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
         return ProviderError("context_length", message, False, status or 400)
     if "Timeout" in name:
         return ProviderError("timeout", message, True, status)
-    if name in {"APIConnectionError", "ServiceUnavailableError"} and status in (None, 500, 503):
+    if name == "APIConnectionError" or "Connection error" in message:
         return ProviderError("connection", message, True, status)
     if "JSONDecodeError" in name or "Expecting value" in message or "Invalid JSON" in message:
         return ProviderError("malformed_response", message, True, status)
