@@ -135,6 +135,8 @@ class EvaluationRunner:
         self._per_model = {name: asyncio.Semaphore(runner.per_model_limit) for name in models}
         self._limiters: dict[str, AdaptiveLimiter] = {}
         self._rng = random.Random()
+        self._started = 0
+        self._next_start = 0.0
         self.summary = RunSummary(output, run_id or new_run_id())
 
     # ------------------------------------------------------------------ planning
@@ -170,6 +172,7 @@ class EvaluationRunner:
 
     async def _run_item(self, item: WorkItem, writer: AsyncTraceWriter) -> None:
         async with self._global, self._per_model[item.model]:
+            await self._ramp_up()
             row = await self._execute(item)
         await writer.write(row)
         self.summary.rows_written += 1
@@ -269,6 +272,24 @@ class EvaluationRunner:
         if use_cache:
             self.cache.put(request, response)  # type: ignore[union-attr]
         return response
+
+    async def _ramp_up(self) -> None:
+        """Stagger the first wave of tasks instead of firing them in one burst.
+
+        Tasks started together finish together, and their responses then queue behind one
+        another on the event loop, round after round. Spacing the first `global_limit` starts
+        by `ramp_up_interval_s` spreads the arrivals once; the spread then persists. It also
+        spares providers a thundering herd at the start of a run.
+        """
+        interval = self.config.runner.ramp_up_interval_s
+        if interval <= 0 or self._started >= self.config.runner.global_limit:
+            return
+        self._started += 1
+        now = time.monotonic()
+        slot = max(now, self._next_start)
+        self._next_start = slot + interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
 
     def _limiter(self, model_name: str) -> AdaptiveLimiter:
         model = self.config.models[model_name]

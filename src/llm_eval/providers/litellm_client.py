@@ -123,10 +123,10 @@ class LiteLLMProvider:
         return result
 
     def _table_cost(self, raw: Any) -> float | None:
-        try:
-            cost = self.litellm.completion_cost(completion_response=raw)
-        except Exception:  # unknown model in LiteLLM's price table: cost stays unknown
-            return None
+        # LiteLLM already priced the response from its table while building it; pricing it
+        # again would double the client's CPU cost per call. Unknown models carry None.
+        hidden = getattr(raw, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
         return float(cost) if cost else None
 
 
