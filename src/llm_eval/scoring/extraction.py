@@ -1,0 +1,246 @@
+"""Find the final answer inside a model response.
+
+Models state their answer in a handful of ways; we look for them from the most explicit to
+the least: a marker ("Final answer:", "Απάντηση:", ...) or a `\\boxed{}` (whichever comes
+last in the text, since a model's last statement is its conclusion), then the last
+`**bold**` span, then the last non-empty line. Reasoning in `<think>` blocks is dropped
+first so that a thought such as "maybe the answer is 41" can never be extracted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+ExtractionRule = Literal["marker", "boxed", "bold", "last_line", "empty"]
+
+_THINK_BLOCK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
+_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
+
+# Markers are matched case-insensitively with every Greek vowel allowed its accented forms,
+# so "ΑΠΑΝΤΗΣΗ:", "Απαντηση:" and "απάντηση :" all match without folding the whole text.
+_GREEK_VOWELS = {"α": "αά", "ε": "εέ", "η": "ηή", "ι": "ιίϊΐ", "ο": "οό", "υ": "υύϋΰ", "ω": "ωώ"}
+
+
+def _accent_tolerant(pattern: str) -> str:
+    return "".join(f"[{_GREEK_VOWELS[c]}]" if c in _GREEK_VOWELS else c for c in pattern)
+
+
+_APANTISI = _accent_tolerant("απαντηση")
+_GREEKLISH_APANTISI = r"apa(?:n?t|n?d)h?[iyh]s[iyh]"
+_MARKER_RE = re.compile(
+    rf"""(?:
+        \b(?:(?:final\s+)?answer|(?:{_accent_tolerant("τελικη")}\s+)?{_APANTISI}
+            |(?:teliki\s+)?{_GREEKLISH_APANTISI})
+            [\s*_]*[:：]
+      | \b(?:answer|{_APANTISI}|{_GREEKLISH_APANTISI})[\s*_]+
+            (?:is|{_accent_tolerant("ειναι")}|einai)\b[\s*_]*[:：]?
+    )""",
+    re.X | re.I,
+)
+# Every marker contains one of these stems; "final"/"τελική" may come up to 16 characters
+# before it and the whole marker ends within 48 characters after it.
+_MARKER_STEMS = ("answer", "απαντ", "απάντ", "apa")
+_MARKER_BEFORE = 16
+_MARKER_AFTER = 48
+_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOLD_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*|__(?!\s)(.+?)(?<!\s)__")
+# The marker's answer ends at the end of its sentence; a full stop inside a number ("1.5")
+# or an abbreviation glued to the next word does not end it.
+_SENTENCE_END_RE = re.compile(r"(?<=\S)[.!?;](?=\s|$)")
+_HAS_WORD_RE = re.compile(r"[^\W_]")
+
+# Closing pleasantries chat models add after the answer; never an answer themselves.
+_COURTESY_PHRASES = (
+    r"\bhope (?:this|that|it) helps\b",
+    r"\blet me know\b",
+    r"\bfeel free\b",
+    r"\bhappy to help\b",
+    r"ελπιζω να (?:σε |σα[σς] )?βοηθησα",
+    r"\bαν (?:χρειαζεσαι|χρειαστει[σς]|θελει[σς])\b",
+    r"καλη συνεχεια",
+    r"\bπε[σς] μου\b",
+)
+_COURTESY_RE = re.compile("|".join(map(_accent_tolerant, _COURTESY_PHRASES)), re.I)
+_WRAPPERS = (
+    ("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"), ("$$", "$$"),
+    ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ('"', '"'), ("'", "'"), ("«", "»"),
+    ("“", "”"), ("‘", "’"), ("„", "“"), ("(", ")"), ("[", "]"),
+)
+_LATEX_TEXT_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textit|operatorname)\s*\{([^{}]*)\}")
+_LEADING_JUNK_RE = re.compile(r"^(?:[-*+>#•]+\s+|\d+[.)]\s+(?=\D)|[:：=→]+\s*)")
+_TRAILING_PUNCT = " \t.,;:!?…。·"
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """The final answer found in a response and how it was found."""
+
+    answer: str | None
+    """The cleaned final answer; None when the response has no words at all."""
+    rule: ExtractionRule
+    """Which rule found it."""
+    text: str
+    """The response with reasoning blocks removed (what every other rule searches)."""
+    boxed: str | None = None
+    """The content of the last `\\boxed{}` anywhere in the response, if any."""
+    question: bool = False
+    """The extracted line ended with a question mark (a follow-up question, not an answer)."""
+
+
+def strip_reasoning(response: str) -> str:
+    """Remove `<think>` blocks; an unclosed one runs to the end, an orphan close ends one."""
+    text = _THINK_BLOCK_RE.sub("\n", response)
+    closing = list(_THINK_CLOSE_RE.finditer(text))
+    if closing:
+        text = text[closing[-1].end():]
+    opening = _THINK_OPEN_RE.search(text)
+    if opening:
+        text = text[: opening.start()]
+    return text.strip()
+
+
+def _balanced(text: str, start: int) -> tuple[str, int] | None:
+    """The content of the brace group opening just before `start`, and where it ends."""
+    depth = 1
+    for index in range(start, len(text)):
+        char = text[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:index], index + 1
+    return None
+
+
+def boxed_spans(text: str) -> list[tuple[int, str]]:
+    """Every `\\boxed{...}` in `text` as (offset, content), nested braces included."""
+    spans = []
+    for match in _BOXED_RE.finditer(text):
+        group = _balanced(text, match.end())
+        if group is not None:
+            spans.append((match.start(), group[0]))
+    return spans
+
+
+def _find_all(text: str, stem: str) -> list[int]:
+    found, index = [], text.find(stem)
+    while index >= 0:
+        found.append(index)
+        index = text.find(stem, index + 1)
+    return found
+
+
+def _marker_matches(text: str) -> list[re.Match[str]]:
+    """Every answer marker in `text`, in order.
+
+    Scanning a long reply with the full case-insensitive pattern is slow, so the word stems
+    are located with `str.find` first and the pattern only runs in a window around each.
+    """
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a rare character changed length: offsets would drift
+        return list(_MARKER_RE.finditer(text))
+    starts = sorted({i for stem in _MARKER_STEMS for i in _find_all(lowered, stem)})
+    matches: list[re.Match[str]] = []
+    for start in starts:
+        match = _MARKER_RE.search(text, max(0, start - _MARKER_BEFORE), start + _MARKER_AFTER)
+        if match and (not matches or match.start() >= matches[-1].end()):
+            matches.append(match)
+    return matches
+
+
+def _marker_tail(text: str) -> tuple[int, str] | None:
+    """The text after the last answer marker (its line, or the next non-empty line)."""
+    for match in reversed(_marker_matches(text)):
+        rest = text[match.end():]
+        line, _, after = rest.partition("\n")
+        if not _HAS_WORD_RE.search(line):
+            line = next((ln for ln in after.splitlines() if _HAS_WORD_RE.search(ln)), "")
+        if _HAS_WORD_RE.search(line):
+            return match.start(), line
+    return None
+
+
+def _answer_from_tail(tail: str) -> str:
+    """Reduce a marker's line to its answer: a box or bold inside it, else its first sentence."""
+    boxed = boxed_spans(tail)
+    if boxed:
+        return boxed[-1][1]
+    end = _SENTENCE_END_RE.search(tail)
+    bold = _BOLD_RE.search(tail)
+    # Bold inside the marker's first sentence is the answer itself ("είναι: **Χ**.").
+    if bold and (end is None or bold.start() < end.start()):
+        return bold.group(1) or bold.group(2)
+    return tail[: end.start()] if end else tail
+
+
+def clean_answer(text: str) -> str:
+    """Strip what wraps an answer: whitespace, emphasis, quotes, LaTeX, trailing punctuation."""
+    previous = None
+    while previous != text:
+        previous = text
+        text = _LATEX_TEXT_RE.sub(r"\1", text).strip().strip(_TRAILING_PUNCT)
+        text = _unwrap(_LEADING_JUNK_RE.sub("", text))
+    return text.strip()
+
+
+def _unwrap(text: str) -> str:
+    """Remove one layer of each wrapping pair that encloses the whole text."""
+    for opening, closing in _WRAPPERS:
+        inner = text[len(opening) : -len(closing)]
+        encloses = text.startswith(opening) and text.endswith(closing) and bool(inner)
+        # "(a) or (b)" starts and ends with brackets but is not wrapped by them.
+        if encloses and opening not in inner and closing not in inner:
+            text = inner
+    return text
+
+
+def _last_bold_answer(text: str) -> str | None:
+    """The last bold span that is not a label ("**Ανάλυση:**") or a heading line."""
+    last_line_start = text.rfind("\n", 0, len(text.rstrip())) + 1
+    for match in reversed(list(_BOLD_RE.finditer(text))):
+        content = match.group(1) or match.group(2)
+        if content.rstrip().endswith((":", "：")) or text[match.end() :].startswith(":"):
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        # A bold line on its own with more text below it is a heading, not the answer.
+        if line.strip(" #*_") == content.strip() and line_start < last_line_start:
+            continue
+        return content
+    return None
+
+
+def _last_line(text: str) -> str:
+    """The last line with words, passing over courtesy lines ("Hope this helps!")."""
+    lines = [line for line in text.splitlines() if _HAS_WORD_RE.search(line)]
+    # Walk up from the end: usually the very last line is already the answer.
+    answer = next((line for line in reversed(lines) if not _COURTESY_RE.search(line)), None)
+    return answer if answer is not None else (lines[-1] if lines else "")
+
+
+def _ends_with_question(line: str) -> bool:
+    return line.strip().rstrip("*_ )»\"'").endswith(("?", ";", "\u037e"))
+
+
+def extract_answer(response: str) -> Extraction:
+    """The final answer of a response, and the rule that found it."""
+    text = strip_reasoning(response)
+    if not _HAS_WORD_RE.search(text):
+        return Extraction(answer=None, rule="empty", text=text)
+    boxed = boxed_spans(text)
+    last_boxed = boxed[-1][1] if boxed else None
+    marker = _marker_tail(text)
+    if marker is not None and (not boxed or marker[0] > boxed[-1][0]):
+        return Extraction(clean_answer(_answer_from_tail(marker[1])), "marker", text, last_boxed)
+    if last_boxed is not None:
+        return Extraction(clean_answer(last_boxed), "boxed", text, last_boxed)
+    bold = _last_bold_answer(text)
+    if bold is not None:
+        return Extraction(clean_answer(bold), "bold", text)
+    line = _last_line(text)
+    return Extraction(clean_answer(line), "last_line", text, question=_ends_with_question(line))

@@ -1,0 +1,271 @@
+"""The comparison rules a scorer chains: each answers one question about answer and text.
+
+All comparisons are on whole tokens (word boundaries), never on substrings, so "ναι" is
+not found inside "είναι", "green" not inside "evergreen" and 15 not inside 150. Fuzzy
+similarity is deliberately absent: every rule here either finds the expected answer,
+spelled in an accepted way, or does not.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
+from functools import lru_cache
+
+from llm_eval.scoring.normalize import (
+    fold,
+    fold_text,
+    month_value,
+    number_words,
+    parse_number,
+    skeleton_match,
+    token_value,
+    tokens,
+)
+
+Date = tuple[int, int, int | None]
+
+# Articles, prepositions, pronouns and filler that carry no answer, in Greek (folded: no
+# accents, σ for ς), English and Greeklish. Coverage ignores them so that "η Μαρίνα",
+# "Marina" and "the answer is Marina" all count as naming Marina.
+_STOPWORD_LIST = """
+    ο η το οι τα του τησ των τον την τη τουσ τισ στο στη στην στον στα στουσ στισ στου
+    στησ σε σ με για απο και κι κ ειναι ηταν ειμαι θα να που ποιοσ ποια ποιο ενα ενασ μια
+    μιασ ενοσ ενα δεν μη μην οτι πωσ ωσ αρα λοιπον οποτε απαντηση τελικη αυτο αυτη αυτοσ
+    αυτα αυτοι εκει εδω εχει εχω μου σου του μασ σασ τουσ
+    the a an of in on at to is it its was are be been answer final that this these those
+    and by for with as so i my me we he she they his her their which what who whom will
+    would can could should do does did there here
+    o i h to oi ta tou tis twn ton tin thn ti sto sti stin sthn ston se me gia apo kai ki
+    einai itan tha na pou ena enas mia den oti apantisi apanthsh
+    """
+STOPWORDS = frozenset(_STOPWORD_LIST.split())
+
+_DISJUNCTION_RE = re.compile(r"(?<![^\W_])(?:ή|ἤ|or|either|είτε|ειτε|eite)(?![^\W_])")
+_SLASH_BETWEEN_WORDS_RE = re.compile(r"(?<=[^\W\d_])\s*/\s*(?=[^\W\d_])")
+# Commas inside numbers ("3,2") do not separate list items.
+_LIST_SEPARATOR_RE = re.compile(r",(?!\d)|(?<!\d),|;")
+_NUMERIC_DATE_RE = re.compile(
+    r"(?<![\d.,/])(\d{1,2})\s*[/.\-]\s*(\d{1,2})(?:\s*[/.\-]\s*(\d{4}|\d{2}))?(?![\d/])"
+)
+_ORDINAL_DAY_RE = re.compile(r"(\d{1,2})(?:η|ησ|ο|th|st|nd|rd|i|h)?")
+_YEAR_RE = re.compile(r"(?:19|20)\d{2}")
+
+YES_WORDS = frozenset(
+    {"ναι", "yes", "yeah", "yep", "nai", "ne", "true", "σωστο", "σωστα", "correct"}
+)
+NO_WORDS = frozenset(
+    {"οχι", "no", "nope", "oxi", "ohi", "ochi", "false", "λαθοσ", "incorrect"}
+)
+
+
+@lru_cache(maxsize=65536)
+def content_tokens(text: str) -> tuple[str, ...]:
+    """The tokens of `text` that can carry an answer (stopwords removed)."""
+    return tuple(token for token in tokens(text) if token not in STOPWORDS)
+
+
+def answer_content(answer: str) -> tuple[str, ...]:
+    """An answer's content tokens, or all its tokens if it is made of stopwords only."""
+    return content_tokens(answer) or tokens(answer)
+
+
+def exact_match(extracted: str, answer: str) -> bool:
+    """The extracted answer equals the expected one after case, accent and punctuation folding."""
+    return bool(fold_text(answer)) and fold_text(extracted) == fold_text(answer)
+
+
+@lru_cache(maxsize=1024)
+def compile_answer_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a task's `answer_regex` once; always case-insensitive."""
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"answer_regex {pattern!r} does not compile: {exc}") from exc
+
+
+def regex_candidates(extracted: str, raw: str | None) -> list[str]:
+    """The strings an `answer_regex` is tried on: the answer as written, folded, bare, raw."""
+    bare = extracted.strip(" €$£%")
+    candidates = [extracted, unicodedata.normalize("NFC", fold(extracted)), bare, _unled(bare)]
+    if raw is not None:
+        candidates.append(raw.strip())
+    return list(dict.fromkeys(candidates))
+
+
+def _unled(text: str) -> str:
+    """`text` without its leading articles and prepositions ("Τον Ιούλιο" -> "Ιούλιο")."""
+    words = text.split()
+    while len(words) > 1 and fold_text(words[0]) in STOPWORDS:
+        words.pop(0)
+    return " ".join(words)
+
+
+def regex_match(pattern: str, candidates: Iterable[str]) -> str | None:
+    """The first candidate that `pattern` matches anywhere in, or None."""
+    compiled = compile_answer_regex(pattern)
+    return next((text for text in candidates if compiled.search(text)), None)
+
+
+def tokens_equal(first: str, second: str, *, transliterate: bool) -> bool:
+    """Two folded tokens name the same thing: same text, same number, or same skeleton."""
+    if first == second:
+        return True
+    value = token_value(first)
+    if value is not None and value == token_value(second):
+        return True
+    return transliterate and skeleton_match(first, second)
+
+
+def contains_sequence(
+    needle: Sequence[str], haystack: Sequence[str], *, transliterate: bool
+) -> bool:
+    """`needle` occurs in `haystack` as consecutive whole tokens."""
+    width = len(needle)
+    if width == 0 or width > len(haystack):
+        return False
+    last_start = len(haystack) - width + 1
+    first = needle[0]
+    if not transliterate and token_value(first) is None:
+        # Plain text can only be equal as text: skip straight to the candidate positions.
+        starts: Iterable[int] = (i for i in range(last_start) if haystack[i] == first)
+    else:
+        starts = range(last_start)
+    return any(_equal_at(needle, haystack, i, transliterate) for i in starts)
+
+
+def _equal_at(
+    needle: Sequence[str], haystack: Sequence[str], start: int, transliterate: bool
+) -> bool:
+    for offset, word in enumerate(needle):
+        if not tokens_equal(word, haystack[start + offset], transliterate=transliterate):
+            return False
+    return True
+
+
+def covers(needed: Sequence[str], haystack: Sequence[str]) -> bool:
+    """Every needed token occurs somewhere in `haystack`, in any order."""
+    return bool(needed) and all(
+        any(tokens_equal(n, h, transliterate=True) for h in haystack) for n in needed
+    )
+
+
+def _mark_disjunctions(segment: str) -> tuple[str, ...]:
+    """Tokens of `segment` with every disjunction ("ή", "είτε", "either", "/") read as "or".
+
+    "ή" (or) and "η" (the article) differ only by the accent, so this runs before folding.
+    """
+    lowered = unicodedata.normalize("NFKC", segment).casefold()
+    lowered = _SLASH_BETWEEN_WORDS_RE.sub(" or ", _DISJUNCTION_RE.sub(" or ", lowered))
+    return tokens(lowered)
+
+
+def _neighbours(words: Sequence[str], index: int) -> list[str]:
+    """The nearest content word on each side of position `index`."""
+    left = next((w for w in reversed(words[:index]) if w not in STOPWORDS), None)
+    right = next((w for w in words[index + 1 :] if w not in STOPWORDS), None)
+    return [w for w in (left, right) if w is not None and w != "or"]
+
+
+def is_hedged(
+    segment: str, *, near: Callable[[str], bool] | None = None, lists: bool = True
+) -> bool:
+    """The segment offers the answer as one of several alternatives.
+
+    Hedging is a disjunction ("ή", "or", "either", "είτε", a slash between words) joined to
+    the answer: its nearest content word on either side satisfies `near` (any disjunction
+    counts when `near` is None). "Μαρία ή Μαρίνα" hedges; "η Μαρίνα, γιατί η Μαρία δουλεύει
+    ή έχει εφημερία" commits to Marina. With `lists`, a bare list of single-word candidates
+    ("Μαρία, Μαρίνα") hedges too.
+    """
+    words = _mark_disjunctions(segment)
+    for index, word in enumerate(words):
+        if word == "or" and (near is None or any(map(near, _neighbours(words, index)))):
+            return True
+    return lists and _is_bare_list(segment)
+
+
+def _is_bare_list(segment: str) -> bool:
+    items = [item for item in _LIST_SEPARATOR_RE.split(segment) if tokens(item)]
+    if len(items) < 2:
+        return False
+    words = [content_tokens(item) for item in items]
+    return all(len(w) == 1 for w in words) and len({w[0] for w in words}) == len(words)
+
+
+def says_both(text: str) -> bool:
+    """"Ναι και όχι", "yes and no": both polarities joined, which answers neither."""
+    words = [w for w in tokens(text) if w not in ("and", "και", "κι", "kai")]
+    return any(
+        a is not None and b is not None and a != b
+        for a, b in zip(map(polarity, words), map(polarity, words[1:]), strict=False)
+    )
+
+
+def polarity(token: str) -> bool | None:
+    """True for a yes word, False for a no word, None otherwise."""
+    if token in YES_WORDS:
+        return True
+    if token in NO_WORDS:
+        return False
+    return None
+
+
+def first_polarity(text: str) -> bool | None:
+    """The polarity of the first yes/no word in `text` (the one a reader takes as the reply)."""
+    return next((p for p in map(polarity, tokens(text)) if p is not None), None)
+
+
+def answer_number(answer: str) -> Fraction | None:
+    """The expected answer as a number, whether written in digits or in words."""
+    value = parse_number(answer)
+    if value is not None:
+        return value
+    spelled = number_words(tokens(answer))
+    words = [t for t in tokens(answer) if t not in STOPWORDS]
+    return Fraction(spelled[0]) if len(spelled) == 1 and words else None
+
+
+def numbers_in(text: str) -> list[Fraction]:
+    """Numbers in `text` written with digits or spelled in Greek, English or Greeklish."""
+    found = [value for token in tokens(text) if (value := token_value(token)) is not None]
+    return found + [Fraction(value) for value in number_words(tokens(text))]
+
+
+def dates_in(text: str) -> list[Date]:
+    """Day-month dates in `text`: "12/5", "12-05-2024", "12 Μαΐου", "12η Maiou", "May 12"."""
+    found: list[Date] = []
+    for match in _NUMERIC_DATE_RE.finditer(text):
+        year = int(match.group(3)) if match.group(3) else None
+        found.append((int(match.group(1)), int(match.group(2)), year))
+    words = tokens(text)
+    for index, word in enumerate(words):
+        month = month_value(word)
+        if month is not None:
+            found.extend(_day_around(words, index, month))
+    return [date for date in found if 1 <= date[0] <= 31 and 1 <= date[1] <= 12]
+
+
+def _day_around(words: Sequence[str], index: int, month: int) -> list[Date]:
+    """The day next to a month word (before it, or after it as in "May 12"), with a year."""
+    after = words[index + 1] if index + 1 < len(words) else ""
+    year = int(after) if _YEAR_RE.fullmatch(after) else None
+    for neighbour in (words[index - 1] if index else "", after):
+        day = _ORDINAL_DAY_RE.fullmatch(neighbour)
+        if day and not _YEAR_RE.fullmatch(neighbour):
+            return [(int(day.group(1)), month, year)]
+    return []
+
+
+def answer_date(answer: str) -> Date | None:
+    """The expected answer as a date, if it is exactly one date."""
+    found = dates_in(answer)
+    return found[0] if len(set(found)) == 1 else None
+
+
+def same_date(expected: Date, found: Date) -> bool:
+    """Same day and month; years must agree only when both are given."""
+    years_agree = expected[2] is None or found[2] is None or expected[2] % 100 == found[2] % 100
+    return expected[:2] == found[:2] and years_agree

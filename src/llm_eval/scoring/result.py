@@ -1,0 +1,31 @@
+"""The values a scorer hands back: a verdict with its reason, and one line of an explanation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreResult:
+    """A verdict on one response, with the rule that decided it so a person can check why."""
+
+    correct: bool
+    """Whether the response gives the expected answer."""
+    method: str
+    """Short stable name of the deciding rule, e.g. `exact`, `transliteration`, `no_match`."""
+    extracted: str | None
+    """The final answer extracted from the response; None when the response is empty."""
+    detail: str = ""
+    """A human-readable note on what the deciding rule saw."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTrace:
+    """What one scoring rule concluded, as shown by `llm-eval score --explain`."""
+
+    rule: str
+    """The rule's name (the same identifier a verdict's `method` uses)."""
+    matched: bool
+    """Whether the rule fired (credited the answer, or vetoed it)."""
+    detail: str
+    """Why it fired or not."""

@@ -1,0 +1,528 @@
+"""The scorer kinds (`language`, `numeric`, `exact`), their rule chains and the registry.
+
+A built-in scorer is an ordered chain of rules (SPEC 9): extract the final answer, then
+exact normalised comparison, then `answer_regex`, then normalised containment on word
+boundaries; `language` adds number words, dates, transliteration and token coverage. Each
+rule either credits the answer (match), rules it out (veto) or passes to the next; the
+first rule that does not pass decides, and its name becomes the verdict's `method`.
+
+Where containment looks. The extracted final answer is always searched. The rest of the
+response is searched only when the model gave no explicit answer (no marker, box or bold)
+and its last line is commentary rather than an answer (a question, or four or more content
+words): a short last line *is* the model's answer, and finding the expected answer earlier
+in the reasoning must not overrule it.
+
+Hedging. A segment that offers the answer as one alternative among others ("Μαρία ή
+Μαρίνα", "either Maria or Marina", "Maria/Marina", a bare list "Μαρία, Μαρίνα") never earns
+containment credit: the rule that finds the answer there vetoes instead, with method
+`hedged`. A disjunction elsewhere in a committed sentence does not hedge.
+
+Yes/no. When the expected answer is yes or no, the first yes/no word of the final answer
+(or, failing that, of the first line) is the reply; "όχι, δεν είναι ναι" is a no, and "ναι
+ή όχι" or "yes and no" hedge. Containment never looks for "ναι" elsewhere.
+
+Numbers. The `numeric` scorer reads the last `\\boxed{}` first, and a wrong box is final
+(`boxed_mismatch`) even if the right number appears elsewhere; without a box, a marked
+answer decides, and without a marker the last number of the response does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from typing import Literal
+
+from llm_eval.scoring.extraction import Extraction, extract_answer
+from llm_eval.scoring.matchers import (
+    answer_content,
+    answer_date,
+    answer_number,
+    contains_sequence,
+    content_tokens,
+    covers,
+    dates_in,
+    exact_match,
+    first_polarity,
+    is_hedged,
+    numbers_in,
+    polarity,
+    regex_candidates,
+    regex_match,
+    same_date,
+    says_both,
+    tokens_equal,
+)
+from llm_eval.scoring.normalize import find_numbers, fold_text, last_number, number_words, tokens
+from llm_eval.scoring.result import RuleTrace, ScoreResult
+
+Scorer = Callable[[str, str, str | None], ScoreResult]
+Status = Literal["match", "veto", "pass"]
+
+_COMMENTARY_WORDS = 4
+
+
+class Context:
+    """One response and expected answer, with everything the rules derive from them cached."""
+
+    def __init__(self, response: str, answer: str, answer_regex: str | None) -> None:
+        self.response = response
+        self.answer = answer
+        self.answer_regex = answer_regex
+
+    @cached_property
+    def extraction(self) -> Extraction:
+        return extract_answer(self.response)
+
+    @property
+    def extracted(self) -> str:
+        """The extracted final answer, "" for an empty response."""
+        return self.extraction.answer or ""
+
+    @cached_property
+    def answer_tokens(self) -> tuple[str, ...]:
+        return tokens(self.answer)
+
+    @cached_property
+    def answer_polarity(self) -> bool | None:
+        """True/False when the expected answer is a yes/no word, else None."""
+        folded = self.answer_tokens
+        return polarity(folded[0]) if len(folded) == 1 else None
+
+    @cached_property
+    def searches_raw(self) -> bool:
+        """Whether containment may look past the extracted answer (see the module docstring)."""
+        extraction = self.extraction
+        return extraction.rule == "last_line" and (
+            extraction.question or len(content_tokens(self.extracted)) >= _COMMENTARY_WORDS
+        )
+
+    @cached_property
+    def raw_lines(self) -> list[str]:
+        """The response's lines that contain at least one word or number."""
+        return [line for line in self.extraction.text.splitlines() if tokens(line)]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one rule concluded."""
+
+    status: Status
+    detail: str
+    method: str | None = None
+    """For a veto, the verdict's method when it differs from the rule's name."""
+
+
+def _match(detail: str) -> Outcome:
+    return Outcome("match", detail)
+
+
+def _veto(detail: str, method: str = "no_match") -> Outcome:
+    return Outcome("veto", detail, method)
+
+
+def _pass(detail: str) -> Outcome:
+    return Outcome("pass", detail)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A named check in a scorer's chain."""
+
+    name: str
+    check: Callable[[Context], Outcome]
+
+
+def search(
+    ctx: Context,
+    found: Callable[[str], bool],
+    what: str,
+    near: Callable[[str], bool] | None = None,
+) -> Outcome:
+    """Look for the answer in the extracted answer, then (if allowed) in the response's lines.
+
+    A hit inside a segment that hedges on it (`near` tells which words are the answer)
+    vetoes with method `hedged` instead of crediting.
+    """
+    if ctx.extracted and found(ctx.extracted):
+        if is_hedged(ctx.extracted, near=near):
+            return _veto(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
+        return _match(f"{what} in the extracted answer {ctx.extracted!r}")
+    if not ctx.searches_raw:
+        return _pass(f"no {what} in the extracted answer {ctx.extracted!r}")
+    hits = [line for line in ctx.raw_lines if found(line)]
+    hedged = next((line for line in hits if is_hedged(line, near=near)), None)
+    if hedged is not None:
+        return _veto(f"{what} in a hedged line {hedged.strip()!r}", "hedged")
+    if hits:
+        return _match(f"{what} in the response line {hits[0].strip()!r}")
+    return _pass(f"no {what} in the extracted answer or the response")
+
+
+def _near_answer(ctx: Context, *, transliterate: bool) -> Callable[[str], bool]:
+    """Whether a word is one of the expected answer's words (for the hedging check)."""
+    return lambda word: any(
+        tokens_equal(word, part, transliterate=transliterate) for part in ctx.answer_tokens
+    )
+
+
+# --- Rules shared by every kind -----------------------------------------------------------
+
+
+def _empty_response(ctx: Context) -> Outcome:
+    if ctx.extraction.answer is None:
+        return _veto("the response has no words", "empty_response")
+    return _pass(f"final answer {ctx.extracted!r} found by rule {ctx.extraction.rule!r}")
+
+
+def _exact(ctx: Context) -> Outcome:
+    if exact_match(ctx.extracted, ctx.answer):
+        return _match(f"{fold_text(ctx.extracted)!r} equals the expected answer")
+    return _pass(f"{fold_text(ctx.extracted)!r} != {fold_text(ctx.answer)!r}")
+
+
+def _regex(ctx: Context, *, raw: bool = True) -> Outcome:
+    if not ctx.answer_regex:
+        return _pass("no answer_regex")
+    candidates = regex_candidates(ctx.extracted, ctx.extraction.text if raw else None)
+    hit = regex_match(ctx.answer_regex, candidates)
+    if hit is not None:
+        return _match(f"answer_regex {ctx.answer_regex!r} matches {hit[:80]!r}")
+    return _pass(f"answer_regex {ctx.answer_regex!r} matches nothing")
+
+
+def _yes_no(ctx: Context) -> Outcome:
+    """A yes/no answer is read from the first yes/no word of the answer (or the first line)."""
+    expected = ctx.answer_polarity
+    if expected is None:
+        return _pass("the expected answer is not yes/no")
+    for where, text in (("extracted answer", ctx.extracted), ("first line", _first_line(ctx))):
+        given = first_polarity(text)
+        if given is None:
+            continue
+        # "όχι, δεν είναι ναι" is a no that quotes a yes, not a list: only "ή"/"or" or
+        # "yes and no" hedge.
+        if is_hedged(text, near=_is_polar, lists=False) or says_both(text):
+            return _veto(f"the {where} hedges between yes and no: {text!r}", "hedged")
+        word = "yes" if given else "no"
+        if given == expected:
+            return _match(f"the {where} says {word}")
+        return _veto(f"the {where} says {word}")
+    return _pass("no yes/no word in the final answer or the first line")
+
+
+def _is_polar(word: str) -> bool:
+    return polarity(word) is not None
+
+
+def _first_line(ctx: Context) -> str:
+    return ctx.raw_lines[0] if ctx.raw_lines else ""
+
+
+def _containment(ctx: Context, *, single_word_only: bool = False) -> Outcome:
+    if ctx.answer_polarity is not None:
+        return _pass("yes/no answers are decided by the yes_no rule")
+    if single_word_only and len(ctx.answer_tokens) != 1:
+        return _pass("containment applies to single-word answers only")
+    return search(
+        ctx,
+        lambda text: contains_sequence(ctx.answer_tokens, tokens(text), transliterate=False),
+        "the expected answer as whole words",
+        _near_answer(ctx, transliterate=False),
+    )
+
+
+# --- Rules of the language scorer ---------------------------------------------------------
+
+
+def _number_words(ctx: Context) -> Outcome:
+    expected = answer_number(ctx.answer)
+    if expected is None or ctx.answer_polarity is not None:
+        return _pass("the expected answer is not a number")
+    return search(ctx, lambda text: expected in numbers_in(text), f"the number {expected}")
+
+
+def _date(ctx: Context) -> Outcome:
+    expected = answer_date(ctx.answer)
+    if expected is None:
+        return _pass("the expected answer is not a date")
+    return search(
+        ctx,
+        lambda text: any(same_date(expected, found) for found in dates_in(text)),
+        f"the date {expected[0]}/{expected[1]}",
+    )
+
+
+def _transliteration(ctx: Context) -> Outcome:
+    if ctx.answer_polarity is not None:
+        return _pass("yes/no answers are decided by the yes_no rule")
+    return search(
+        ctx,
+        lambda text: contains_sequence(ctx.answer_tokens, tokens(text), transliterate=True),
+        "the expected answer, with Greek/Greeklish spellings allowed,",
+        _near_answer(ctx, transliterate=True),
+    )
+
+
+def _token_coverage(ctx: Context) -> Outcome:
+    needed = answer_content(ctx.answer)
+    if ctx.answer_polarity is not None or not needed:
+        return _pass("nothing to cover")
+    return search(
+        ctx,
+        lambda text: covers(needed, tokens(text)),
+        f"every content word of {needed}",
+        _near_answer(ctx, transliterate=True),
+    )
+
+
+# --- Rules of the numeric scorer ----------------------------------------------------------
+
+_LATEX_NOISE_RE = re.compile(r"\\[,!;: ]|\\%|\\\$|\$|\\left|\\right|\^\\circ|\^\{\\circ\}")
+_LATEX_TEXT_RE = re.compile(r"\\(?:text|mathrm|mathbf|textbf|operatorname)\s*\{([^{}]*)\}")
+_FRACTION_RE = re.compile(r"^\s*(-?)\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}\s*$")
+_SLASH_FRACTION_RE = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
+_POWER_RE = re.compile(r"^\s*(\d+)\s*\^\s*\{?\s*(\d{1,3})\s*\}?\s*$")
+
+
+def stated_number(text: str) -> Fraction | None:
+    """The one number a final answer states: "42", "x = 42", "\\frac{1}{2}", "10^{3}", "1,000".
+
+    Several different numbers with no "=" to pick one (a list, a range) state none.
+    """
+    text = _LATEX_NOISE_RE.sub("", _LATEX_TEXT_RE.sub(r"\1", text))
+    text = text.rsplit("=", 1)[-1]
+    special = _special_number(text)
+    if special is not None:
+        return special
+    values = set(find_numbers(text))
+    if len(values) == 1:
+        return values.pop()
+    if not values:
+        spelled = number_words(tokens(text))
+        return Fraction(spelled[-1]) if spelled else None
+    return None
+
+
+def _special_number(text: str) -> Fraction | None:
+    if match := _FRACTION_RE.match(text):
+        value = Fraction(int(match.group(2)), int(match.group(3))) if int(match.group(3)) else None
+        return -value if value is not None and match.group(1) else value
+    if (match := _SLASH_FRACTION_RE.match(text)) and int(match.group(2)):
+        return Fraction(int(match.group(1)), int(match.group(2)))
+    if match := _POWER_RE.match(text):
+        return Fraction(int(match.group(1)) ** int(match.group(2)))
+    return None
+
+
+def _expected_number(ctx: Context) -> Fraction | None:
+    """The expected answer as a number: digits, words, or a fraction such as "1/2"."""
+    value = answer_number(ctx.answer)
+    return value if value is not None else _special_number(ctx.answer)
+
+
+def _numeric_boxed(ctx: Context) -> Outcome:
+    boxed = ctx.extraction.boxed
+    expected = _expected_number(ctx)
+    if boxed is None or expected is None:
+        return _pass("no \\boxed{} answer" if boxed is None else "the answer is not a number")
+    given = stated_number(boxed)
+    if given == expected:
+        return _match(f"\\boxed{{{boxed}}} is {_show(given)}")
+    return _veto(
+        f"\\boxed{{{boxed}}} states {_show(given)}, not {_show(expected)}", "boxed_mismatch"
+    )
+
+
+def _numeric_marker(ctx: Context) -> Outcome:
+    expected = _expected_number(ctx)
+    if ctx.extraction.rule != "marker" or expected is None:
+        return _pass("no answer marker" if expected is not None else "the answer is not a number")
+    given = _first_number(ctx.extracted)
+    if given is None:
+        return _pass(f"the marked answer {ctx.extracted!r} has no number")
+    if given == expected:
+        return _match(f"the marked answer {ctx.extracted!r} is {_show(given)}")
+    return _veto(f"the marked answer {ctx.extracted!r} states {_show(given)}")
+
+
+def _first_number(text: str) -> Fraction | None:
+    """The number a marked answer gives: after its last "=", the first one stated."""
+    tail = text.rsplit("=", 1)[-1]
+    special = _special_number(tail)
+    if special is not None:
+        return special
+    found = find_numbers(tail)
+    if found:
+        return found[0]
+    spelled = number_words(tokens(tail))
+    return Fraction(spelled[0]) if spelled else None
+
+
+def _numeric_last(ctx: Context) -> Outcome:
+    expected = _expected_number(ctx)
+    if expected is None:
+        return _pass("the answer is not a number")
+    last = last_number(ctx.extraction.text)
+    if last is None:
+        return _pass("the response has no number written in digits")
+    if last == expected:
+        return _match(f"the last number in the response is {_show(last)}")
+    return _veto(f"the last number in the response is {_show(last)}, not {_show(expected)}")
+
+
+def _numeric_words(ctx: Context) -> Outcome:
+    expected = _expected_number(ctx)
+    spelled = number_words(tokens(ctx.extracted))
+    if expected is None or not spelled:
+        return _pass("no number spelled out in the final answer")
+    if spelled[-1] == expected:
+        return _match(f"the final answer spells {spelled[-1]}")
+    return _veto(f"the final answer spells {spelled[-1]}, not {_show(expected)}")
+
+
+def _show(value: Fraction | None) -> str:
+    if value is None:
+        return "no single number"
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+# --- Chains and registry ------------------------------------------------------------------
+
+LANGUAGE_RULES: tuple[Rule, ...] = (
+    Rule("empty_response", _empty_response),
+    Rule("exact", _exact),
+    Rule("regex", _regex),
+    Rule("yes_no", _yes_no),
+    Rule("containment", _containment),
+    Rule("number_words", _number_words),
+    Rule("date", _date),
+    Rule("transliteration", _transliteration),
+    Rule("token_coverage", _token_coverage),
+)
+EXACT_RULES: tuple[Rule, ...] = (
+    Rule("empty_response", _empty_response),
+    Rule("exact", _exact),
+    Rule("regex", _regex),
+    Rule("yes_no", _yes_no),
+    Rule("containment", lambda ctx: _containment(ctx, single_word_only=True)),
+)
+NUMERIC_RULES: tuple[Rule, ...] = (
+    Rule("empty_response", _empty_response),
+    Rule("exact", _exact),
+    # With a box in the response the box is the answer: the regex may not rescue it from
+    # the raw text.
+    Rule("regex", lambda ctx: _regex(ctx, raw=ctx.extraction.boxed is None)),
+    Rule("numeric_boxed", _numeric_boxed),
+    Rule("numeric_marker", _numeric_marker),
+    Rule("numeric_last", _numeric_last),
+    Rule("number_words", _numeric_words),
+)
+
+RuleChain = Callable[[Context], Sequence[Rule]]
+SCORER_KINDS: dict[str, Scorer] = {}
+_RULE_CHAINS: dict[str, RuleChain] = {}
+
+
+def register_scorer(kind: str, *, rules: RuleChain | None = None) -> Callable[[Scorer], Scorer]:
+    """Register `fn(response, answer, answer_regex) -> ScoreResult` as the scorer `kind`.
+
+    `rules`, when given, lets `explain_text` show each rule of the chain; a scorer
+    registered without it is explained by its verdict alone.
+    """
+
+    def decorate(scorer: Scorer) -> Scorer:
+        SCORER_KINDS[kind] = scorer
+        if rules is not None:
+            _RULE_CHAINS[kind] = rules
+        else:
+            _RULE_CHAINS.pop(kind, None)
+        return scorer
+
+    return decorate
+
+
+def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
+    """The verdict of the first rule in `chain` that does not pass."""
+    for rule in chain:
+        outcome = rule.check(ctx)
+        if outcome.status != "pass":
+            correct = outcome.status == "match"
+            method = rule.name if correct else (outcome.method or rule.name)
+            return ScoreResult(correct, method, ctx.extraction.answer, outcome.detail)
+    return ScoreResult(False, "no_match", ctx.extraction.answer, "no rule found the answer")
+
+
+def _language_chain(ctx: Context) -> Sequence[Rule]:
+    return LANGUAGE_RULES
+
+
+def _exact_chain(ctx: Context) -> Sequence[Rule]:
+    return EXACT_RULES
+
+
+def _numeric_chain(ctx: Context) -> Sequence[Rule]:
+    # An answer that is not a number ("7:45", a name) is compared as the exact scorer would.
+    return NUMERIC_RULES if _expected_number(ctx) is not None else EXACT_RULES
+
+
+@register_scorer("language", rules=_language_chain)
+def score_language(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
+    """Greek-aware scoring: folding, transliteration, number words, dates, token coverage."""
+    ctx = Context(response, answer, answer_regex)
+    return run_rules(_language_chain(ctx), ctx)
+
+
+@register_scorer("numeric", rules=_numeric_chain)
+def score_numeric(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
+    """Number comparison: the boxed answer first, then a marked answer, then the last number."""
+    ctx = Context(response, answer, answer_regex)
+    return run_rules(_numeric_chain(ctx), ctx)
+
+
+@register_scorer("exact", rules=_exact_chain)
+def score_exact(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
+    """Folded exact comparison, the regex, and whole-word containment for one-word answers."""
+    ctx = Context(response, answer, answer_regex)
+    return run_rules(_exact_chain(ctx), ctx)
+
+
+def _scorer(kind: str) -> Scorer:
+    try:
+        return SCORER_KINDS[kind]
+    except KeyError:
+        valid = ", ".join(sorted(SCORER_KINDS))
+        raise ValueError(f"unknown scorer kind {kind!r}; valid kinds: {valid}") from None
+
+
+def score_text(
+    response: str, answer: str, *, answer_regex: str | None = None, kind: str = "language"
+) -> ScoreResult:
+    """Score one response against the expected answer with the scorer `kind`."""
+    return _scorer(kind)(response, answer, answer_regex)
+
+
+def explain_text(
+    response: str, answer: str, *, answer_regex: str | None = None, kind: str = "language"
+) -> list[RuleTrace]:
+    """Run every rule of the scorer `kind` and say for each whether it fired and why.
+
+    The last entry, `verdict`, is what `score_text` returns: the first rule that fired decides.
+    """
+    result = _scorer(kind)(response, answer, answer_regex)
+    chain = _RULE_CHAINS.get(kind)
+    traces: list[RuleTrace] = []
+    if chain is not None:
+        ctx = Context(response, answer, answer_regex)
+        for rule in chain(ctx):
+            outcome = rule.check(ctx)
+            detail = outcome.detail
+            if outcome.status == "veto":
+                detail = f"rules the answer out ({outcome.method or rule.name}): {detail}"
+            traces.append(RuleTrace(rule.name, outcome.status != "pass", detail))
+    verdict = "correct" if result.correct else "incorrect"
+    summary = f"{verdict} by {result.method}: {result.detail}"
+    traces.append(RuleTrace("verdict", result.correct, summary))
+    return traces
