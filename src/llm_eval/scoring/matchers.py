@@ -213,9 +213,24 @@ def polarity(token: str) -> bool | None:
     return None
 
 
+# A negator flips the yes/no word it governs: "δεν είναι σωστό" answers no, not yes.
+NEGATORS = frozenset({"δεν", "δε", "μη", "μην", "den", "not", "isnt", "never", "ουτε", "oute"})
+
+
 def first_polarity(text: str) -> bool | None:
-    """The polarity of the first yes/no word in `text` (the one a reader takes as the reply)."""
-    return next((p for p in map(polarity, tokens(text)) if p is not None), None)
+    """The polarity of the first yes/no word in `text` (the one a reader takes as the reply).
+
+    A negator anywhere before it in the same answer ("δεν είναι σωστό", "not true") flips it.
+    """
+    negated = False
+    for token in tokens(text):
+        if token in NEGATORS:
+            negated = not negated
+            continue
+        value = polarity(token)
+        if value is not None:
+            return value != negated
+    return None
 
 
 def answer_number(answer: str) -> Fraction | None:
