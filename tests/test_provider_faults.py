@@ -159,3 +159,13 @@ def test_a_dead_server_gives_connection_error_rows(config_copy: Path, tmp_path: 
     assert [row.status for row in rows] == ["error", "error"]
     assert all(row.error and row.error.kind == "connection" and row.attempts == 2 for row in rows)
     assert SECRET not in json.dumps([row.model_dump() for row in rows])
+
+
+def test_a_rate_limited_provider_gets_fewer_concurrent_requests(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(fault_rate=0.5, fault_kinds=("429",), retry_after="0", latency_s=0.02)
+    runner = _runner(root, tmp_path / "t.jsonl", ["language_understanding"], global_limit=16)
+    asyncio.run(runner.run())
+    (limiter,) = runner._limiters.values()
+    assert limiter.limit < limiter.ceiling  # halved on each 429, recovering only slowly
+    assert all(row.status != "error" for row in read_rows(tmp_path / "t.jsonl"))
