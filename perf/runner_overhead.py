@@ -155,6 +155,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--cpu-latency", type=float, default=0.5)
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a ratio is above its bound")  # fmt: skip
+    parser.add_argument("--max-wall-ratio", type=float, default=1.10)
+    parser.add_argument("--max-cpu-ratio", type=float, default=1.20)
+    parser.add_argument("--skip-ceiling", action="store_true")
     args = parser.parse_args()
 
     harness, _ = measure(args.latency, args.requests, args.concurrency, bare=False)
@@ -172,9 +177,16 @@ def main() -> None:
           f"{cpu_bare.cpu_ms_per_request:.2f} ms, ratio "
           f"{cpu_harness.cpu_ms_per_request / cpu_bare.cpu_ms_per_request:.3f}")  # fmt: skip
 
-    ceiling, _ = measure(0.0, args.requests, args.concurrency, bare=False)
-    print(f"zero-latency ceiling: {ceiling.requests / ceiling.wall_s:.0f} requests/s "
-          f"({ceiling.cpu_ms_per_request:.2f} ms CPU per request)")  # fmt: skip
+    if not args.skip_ceiling:
+        ceiling, _ = measure(0.0, args.requests, args.concurrency, bare=False)
+        print(f"zero-latency ceiling: {ceiling.requests / ceiling.wall_s:.0f} requests/s "
+              f"({ceiling.cpu_ms_per_request:.2f} ms CPU per request)")  # fmt: skip
+    wall_ratio = harness.wall_s / ideal
+    cpu_ratio = cpu_harness.cpu_ms_per_request / cpu_bare.cpu_ms_per_request
+    if args.check and (wall_ratio > args.max_wall_ratio or cpu_ratio > args.max_cpu_ratio):
+        print(f"FAIL: wall ratio {wall_ratio:.3f} (bound {args.max_wall_ratio}), "
+              f"CPU ratio {cpu_ratio:.3f} (bound {args.max_cpu_ratio})")  # fmt: skip
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -27,11 +27,20 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 @app.command()
-def validate(config_root: ConfigRoot = Path(".")) -> None:
+def validate(
+    config_root: ConfigRoot = Path("."),
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the outcome as JSON (DVC stage).")
+    ] = None,
+) -> None:
     """Dry run: check config, references and every task file; call no model, write nothing."""
     from llm_eval.validation import validate as run_validation
 
     report = run_validation(str(config_root))
+    if json_out is not None:  # the pipeline's `validate` stage: write the JSON, track it
+        from llm_eval.pipeline import write_validation
+
+        write_validation(report, json_out, config_root)
     if not report.ok:
         for problem in report.problems:
             typer.echo(str(problem), err=True)
@@ -135,7 +144,16 @@ def score(
 
 @app.command()
 def report(
-    results: Annotated[list[Path], typer.Option("--results", "-r", help="Scored trace JSONL file(s).")],
+    results: Annotated[
+        list[Path], typer.Option("--results", "-r", help="Scored trace JSONL file(s).")
+    ] = [],  # noqa: B006
+    from_params: Annotated[
+        bool,
+        typer.Option(help="Also report results/scored/<model>.jsonl of every run.models model."),
+    ] = False,
+    summary: Annotated[
+        Path | None, typer.Option(help="Write per-model summary metrics JSON (DVC metrics).")
+    ] = None,
     output: Annotated[Path, typer.Option(help="Markdown report to write.")] = Path(
         "reports/report.md"
     ),
@@ -149,8 +167,16 @@ def report(
     """Write a Markdown report (and SVG charts) from trace files."""
     from llm_eval.report_command import execute_report
 
+    if from_params:
+        from llm_eval.pipeline import scored_paths
+
+        results = [*results, *scored_paths(config_root)]
+    if not results:
+        raise UsageError("give --results PATH (repeatable) or --from-params")
     raise typer.Exit(
-        execute_report(results, output, None if no_charts else charts_dir, title, config_root)
+        execute_report(
+            results, output, None if no_charts else charts_dir, title, config_root, summary
+        )
     )
 
 

@@ -18,7 +18,12 @@ def expected_task_counts(config_root: Path) -> dict[str, int] | None:
 
 
 def execute_report(
-    results: list[Path], output: Path, charts_dir: Path | None, title: str, config_root: Path
+    results: list[Path],
+    output: Path,
+    charts_dir: Path | None,
+    title: str,
+    config_root: Path,
+    summary: Path | None = None,
 ) -> int:
     """Read rows, render charts (optional) and the Markdown report."""
     from llm_eval.reporting.markdown import render_report
@@ -43,6 +48,10 @@ def execute_report(
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
     print(f"wrote {output} ({len(rows)} rows)")
+    from llm_eval.pipeline import track_report
+
+    track_report(rows, output, [output.parent / p for p in (chart_paths or {}).values()],
+                 summary, config_root)  # fmt: skip
     return 0
 
 

@@ -150,7 +150,11 @@ def execute_run(options: RunOptions) -> int:
         summary = asyncio.run(runner.run())
     finally:
         progress.stop()
-    return _print_summary(summary, config.runner.fail_on_error)
+    code = _print_summary(summary, config.runner.fail_on_error)
+    from llm_eval.tracking import track_stage
+
+    track_stage("run", config_root=config.root, rows_paths=[summary.output])
+    return code
 
 
 def _print_summary(summary: Any, fail_on_error: float) -> int:

@@ -26,6 +26,10 @@ def execute_score(results: list[Path], output: Path | None, metrics: Path | None
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
     if metrics is not None:
         dump_json(metrics, benchmark_metrics(all_rows))
+    from llm_eval.tracking import track_stage
+
+    extra = [metrics] if metrics is not None else []
+    track_stage("score", rows_paths=[output] if output else results, artifacts=extra)
     return 0
 
 

@@ -1,0 +1,235 @@
+"""Log one stage execution to MLflow: a run per model (run, score) or one run (validate,
+report), nested under the pipeline's parent run. Imported only when tracking is on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from llm_eval.redaction import redact
+from llm_eval.tracking import store
+from llm_eval.tracking.context import StageContext, flatten, safe_params, stage_params
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+
+    from llm_eval.schemas import TraceRow
+
+TRACE_STAGES = frozenset({"run"})
+"""Stages whose rows become MLflow traces (the ones that called the models)."""
+
+
+def quiet_mlflow() -> None:
+    """Keep MLflow's and Alembic's info chatter out of the stage's output."""
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    for name in ("mlflow", "alembic", "sqlalchemy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def log_stage(
+    ctx: StageContext,
+    *,
+    rows_paths: Sequence[Path],
+    artifacts: Sequence[Path],
+    metrics: Mapping[str, Any] | None,
+    models: Sequence[str],
+) -> list[str]:
+    """Log the stage under the store lock; returns the ids of the runs it created."""
+    os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    quiet_mlflow()
+    with store.store_lock(store.lock_directory(ctx)), store.global_tracking_uri(ctx.tracking_uri):
+        client = store.client_for(ctx)
+        exp_id = store.experiment_id(client, ctx)
+        parent = store.parent_run_id(client, exp_id, ctx)
+        if rows_paths:
+            run_ids = _log_model_runs(client, ctx, exp_id, parent, rows_paths, artifacts)
+        else:
+            run_ids = [_log_plain_run(client, ctx, exp_id, parent, artifacts, metrics, models)]
+            if ctx.stage == "report" and metrics:
+                store.log_batch(client, parent, metrics=_metric_list(metrics))
+        store.touch_parent(client, parent)
+    return run_ids
+
+
+def _log_model_runs(
+    client: MlflowClient,
+    ctx: StageContext,
+    exp_id: str,
+    parent: str,
+    rows_paths: Sequence[Path],
+    artifacts: Sequence[Path],
+) -> list[str]:
+    from llm_eval.trace_io import read_many
+
+    by_model: dict[str, list[TraceRow]] = {}
+    for row in read_many(rows_paths):
+        by_model.setdefault(row.model, []).append(row)
+    return [
+        _log_model_run(client, ctx, exp_id, parent, model, rows, [*rows_paths, *artifacts])
+        for model, rows in by_model.items()
+    ]
+
+
+def _log_model_run(
+    client: MlflowClient,
+    ctx: StageContext,
+    exp_id: str,
+    parent: str,
+    model: str,
+    rows: list[TraceRow],
+    artifacts: Sequence[Path],
+) -> str:
+    from mlflow.entities import Param
+
+    from llm_eval.metrics import benchmark_metrics
+
+    tags = {
+        **ctx.base_tags(),
+        "llm_eval.model": model,
+        "llm_eval.provider": rows[0].provider,
+        "llm_eval.simulated": str(rows[0].simulated).lower(),
+        "mlflow.parentRunId": parent,
+    }
+    run_id = _create_run(client, exp_id, f"{ctx.stage}@{model}", tags)
+    with _finishing(client, run_id):
+        params = [Param(key, value) for key, value in stage_params(ctx.params, [model]).items()]
+        store.log_batch(client, run_id, params=params)
+        store.log_batch(client, run_id, metrics=_metric_list(benchmark_metrics(rows)))
+        store.with_retry(lambda: client.log_table(run_id, task_table(rows), f"tasks/{model}.json"))
+        _log_artifacts(client, run_id, artifacts)
+        if ctx.stage in TRACE_STAGES:
+            _log_traces(client, exp_id, run_id, rows)
+    return run_id
+
+
+def _log_plain_run(
+    client: MlflowClient,
+    ctx: StageContext,
+    exp_id: str,
+    parent: str,
+    artifacts: Sequence[Path],
+    metrics: Mapping[str, Any] | None,
+    models: Sequence[str],
+) -> str:
+    from mlflow.entities import Param
+
+    tags = {**ctx.base_tags(), "mlflow.parentRunId": parent}
+    if models:
+        tags["llm_eval.model"] = ",".join(models)
+    run_id = _create_run(client, exp_id, ctx.stage, tags)
+    with _finishing(client, run_id):
+        run = ctx.params.get("run") if isinstance(ctx.params.get("run"), dict) else {}
+        logged = safe_params(
+            {"models": run.get("models") or [], "benchmarks": run.get("benchmarks") or []}, "run"
+        )
+        store.log_batch(client, run_id, params=[Param(k, v) for k, v in logged.items()])
+        store.log_batch(client, run_id, metrics=_metric_list(metrics or {}))
+        _log_artifacts(client, run_id, artifacts)
+    return run_id
+
+
+def _create_run(client: MlflowClient, exp_id: str, name: str, tags: dict[str, str]) -> str:
+    run = store.with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=name))
+    return run.info.run_id
+
+
+class _finishing:
+    """Context manager: the run ends FINISHED, or FAILED if logging it raised."""
+
+    def __init__(self, client: MlflowClient, run_id: str) -> None:
+        self.client, self.run_id = client, run_id
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        status = "FINISHED" if exc_type is None else "FAILED"
+        store.with_retry(lambda: self.client.set_terminated(self.run_id, status))
+
+
+def _metric_list(data: Mapping[str, Any]) -> list[Any]:
+    """Nested numeric values as MLflow metrics `a/b/c`; booleans as 0/1; the rest skipped."""
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    metrics = []
+    for key, value in flatten(dict(data)).items():
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, int | float):
+            metrics.append(Metric(key.replace(".", "/"), float(value), now, 0))
+    return metrics
+
+
+def task_table(rows: Sequence[TraceRow]) -> dict[str, list[Any]]:
+    """The per-task table: one row per trace row (model x task x epoch)."""
+    columns = (
+        "model",
+        "benchmark",
+        "task_id",
+        "category",
+        "epoch",
+        "status",
+        "extracted",
+        "method",
+        "latency_s",
+        "tokens",
+        "attempts",
+        "error_kind",
+    )
+    table: dict[str, list[Any]] = {name: [] for name in columns}
+    for row in rows:
+        values = {
+            "model": row.model,
+            "benchmark": row.benchmark,
+            "task_id": row.task_id,
+            "category": row.category,
+            "epoch": row.epoch,
+            "status": row.status,
+            "extracted": redact(row.score.extracted) if row.score and row.score.extracted else None,
+            "method": row.score.method if row.score else None,
+            "latency_s": row.latency_s,
+            "tokens": row.usage.total_tokens,
+            "attempts": row.attempts,
+            "error_kind": row.error.kind if row.error else None,
+        }
+        for name in columns:
+            table[name].append(values[name])
+    return table
+
+
+def _log_artifacts(client: MlflowClient, run_id: str, paths: Sequence[Path]) -> None:
+    """Copy files into the run's artifacts: traces/, results/, reports/, charts/ by kind."""
+    for path in dict.fromkeys(paths):
+        if path.is_file():
+            folder = _artifact_folder(path)
+            store.with_retry(
+                lambda path=path, folder=folder: client.log_artifact(run_id, str(path), folder)
+            )
+
+
+def _artifact_folder(path: Path) -> str:
+    if path.suffix == ".svg":
+        return "charts"
+    if path.suffix == ".md":
+        return "reports"
+    if path.suffix == ".jsonl":
+        return "traces"
+    return "results"
+
+
+def _log_traces(client: MlflowClient, exp_id: str, run_id: str, rows: Sequence[TraceRow]) -> None:
+    from llm_eval.tracking.traces import log_row_trace
+
+    for row in rows:
+        store.with_retry(lambda row=row: log_row_trace(client, exp_id, run_id, row))
+    import mlflow
+
+    flush = getattr(mlflow, "flush_trace_async_logging", None)
+    if callable(flush):
+        flush()

@@ -1,0 +1,183 @@
+"""The MLflow store: a cross-process lock, retries on a locked SQLite file, the experiment
+and the parent run of a pipeline execution. MLflow is imported inside functions only.
+
+Under `dvc queue start -j 2` two experiments write one SQLite file at once. Each stage takes
+an exclusive `flock` on `mlruns/.tracking.lock` while it logs (logging takes a second or two;
+the model calls themselves run in parallel), SQLite's busy timeout covers readers such as
+`mlflow ui`, and every write is retried with backoff if the database is still locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from llm_eval.tracking.context import StageContext, pipeline_params
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+
+T = TypeVar("T")
+
+LOCK_FILE = ".tracking.lock"
+LOCK_TIMEOUT_S = 300.0
+RETRY_ATTEMPTS = 8
+PARENT_STAGE = "pipeline"
+_LOCKED_MESSAGES = ("database is locked", "database is busy", "database table is locked")
+
+
+def is_locked_error(exc: BaseException) -> bool:
+    """Whether an exception (or its cause) is SQLite saying another writer holds the file."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if any(message in str(seen).lower() for message in _LOCKED_MESSAGES):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def with_retry(action: Callable[[], T], attempts: int = RETRY_ATTEMPTS, base_s: float = 0.2) -> T:
+    """Run `action`; on a locked database wait (exponential backoff, jitter) and try again."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except Exception as exc:
+            if attempt == attempts or not is_locked_error(exc):
+                raise
+            time.sleep(min(base_s * 2 ** (attempt - 1), 5.0) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def lock_directory(ctx: StageContext) -> Path | None:
+    """Where the cross-process lock lives: next to a local SQLite file; None for a server."""
+    uri = ctx.tracking_uri
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = Path(uri.removeprefix("sqlite:///"))
+    return path.parent if path.is_absolute() else Path.cwd() / path.parent
+
+
+@contextlib.contextmanager
+def store_lock(directory: Path | None, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[bool]:
+    """Hold an exclusive lock on the store while logging; yields False if none was taken.
+
+    Only for a local SQLite store: a tracking server needs no lock. On timeout the stage logs
+    anyway (the retries still protect it) rather than wait forever.
+    """
+    if directory is None:
+        yield False
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / LOCK_FILE).open("a+") as handle:
+        acquired = _acquire(handle.fileno(), timeout_s)
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _acquire(fd: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def global_tracking_uri(uri: str) -> Iterator[None]:
+    """Point MLflow's process-wide URI (tracing exports there) at `uri`, then restore it."""
+    import mlflow
+
+    previous_env = os.environ.get("MLFLOW_TRACKING_URI")
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(None)  # type: ignore[arg-type]  # unsets the env var too
+        if previous_env is not None:
+            os.environ["MLFLOW_TRACKING_URI"] = previous_env
+
+
+def client_for(ctx: StageContext) -> MlflowClient:
+    """A client on the stage's store (creating the SQLite schema the first time)."""
+    from mlflow import MlflowClient
+
+    return with_retry(lambda: _ready_client(MlflowClient(tracking_uri=ctx.tracking_uri)))
+
+
+def _ready_client(client: MlflowClient) -> MlflowClient:
+    client.search_experiments(max_results=1)  # opens the store: creates or migrates the schema
+    return client
+
+
+def experiment_id(client: MlflowClient, ctx: StageContext) -> str:
+    """The configured experiment's id, created with an absolute artifact location if new."""
+    existing = with_retry(lambda: client.get_experiment_by_name(ctx.experiment))
+    if existing is not None:
+        if existing.lifecycle_stage == "deleted":
+            with_retry(lambda: client.restore_experiment(existing.experiment_id))
+        return existing.experiment_id
+    return with_retry(
+        lambda: client.create_experiment(ctx.experiment, artifact_location=ctx.artifact_location)
+    )
+
+
+def parent_run_id(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
+    """Find the parent run of this pipeline execution by its key, or create it."""
+    key_filter = f"tags.`llm_eval.pipeline_key` = '{ctx.pipeline_key}'"
+    found = with_retry(
+        lambda: client.search_runs(
+            [exp_id],
+            filter_string=f"{key_filter} and tags.`llm_eval.stage` = '{PARENT_STAGE}'",
+            max_results=1,
+        )
+    )
+    if found:
+        return found[0].info.run_id
+    return _create_parent(client, exp_id, ctx)
+
+
+def _create_parent(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
+    from mlflow.entities import Param
+
+    label = ctx.exp_name or (ctx.git_commit or "no-commit")[:10]
+    tags = {
+        **ctx.base_tags(),
+        "llm_eval.stage": PARENT_STAGE,
+        "mlflow.runName": f"pipeline {label}",
+    }
+    run = with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=f"pipeline {label}"))
+    params = [Param(key, value) for key, value in pipeline_params(ctx.params).items()]
+    log_batch(client, run.info.run_id, params=params)
+    return run.info.run_id
+
+
+def log_batch(
+    client: MlflowClient, run_id: str, *, metrics: Sequence[Any] = (), params: Sequence[Any] = ()
+) -> None:
+    """log_batch within MLflow's limits (100 params, 1000 metrics per call), with retries."""
+    for start in range(0, len(params), 100):
+        chunk = params[start : start + 100]
+        with_retry(lambda chunk=chunk: client.log_batch(run_id, params=chunk))
+    for start in range(0, len(metrics), 1000):
+        chunk = metrics[start : start + 1000]
+        with_retry(lambda chunk=chunk: client.log_batch(run_id, metrics=chunk))
+
+
+def touch_parent(client: MlflowClient, parent_id: str) -> None:
+    """Mark the parent finished, ending now: each stage that joins it moves its end time."""
+    with_retry(lambda: client.set_terminated(parent_id, "FINISHED"))
