@@ -139,3 +139,16 @@ def test_config_root_runs_a_copied_tree_from_elsewhere(config_copy: Path, tmp_pa
                       "sample_logic", "--output", str(out), cwd=tmp_path)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert len(out.read_text().splitlines()) == 12
+
+
+def test_compare_pairs_two_runs_of_the_same_model(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "run.jsonl", tmp_path / "b" / "run.jsonl"
+    for path in (first, second):
+        path.parent.mkdir()
+        made = llm_eval("run", "--mock", "--model", "mock-flaky", "--benchmark", "sample_math",
+                        "--output", str(path))  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    result = llm_eval("compare", str(first), str(second))
+    assert result.returncode == 0, result.stderr
+    assert "[A]" in result.stdout and "[B]" in result.stdout
+    assert "| 8 | " in result.stdout  # eight tasks paired across the two runs

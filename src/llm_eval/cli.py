@@ -180,6 +180,18 @@ def report(
     )
 
 
+@app.command()
+def compare(
+    first: Annotated[Path, typer.Argument(help="Trace file of run A.")],
+    second: Annotated[Path, typer.Argument(help="Trace file of run B.")],
+    output: Annotated[Path | None, typer.Option(help="Write the report here (default: print).")] = None,
+) -> None:
+    """Compare two runs (or two models) task by task: paired table, McNemar, bootstrap."""
+    from llm_eval.compare_command import execute_compare
+
+    raise typer.Exit(execute_compare(first, second, output))
+
+
 def main() -> None:
     """Console entry point: user errors print cleanly, without a traceback."""
     try:
