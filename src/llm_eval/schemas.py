@@ -69,7 +69,7 @@ class RunnerConfig(_Strict):
         0.2, ge=0, le=1, description="Share of error rows above which `run` exits non-zero."
     )
     ramp_up_interval_s: float = Field(
-        0.01, ge=0, description="Spacing of the first wave of task starts (0: no ramp-up)."
+        0.015, ge=0, description="Spacing of the first wave of task starts (0: no ramp-up)."
     )
     tool_max_rounds: int = Field(6, gt=0, description="Model turns in one tool-calling loop.")
     cache: bool = Field(True, description="Replay identical requests from the response cache.")
