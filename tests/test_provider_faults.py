@@ -169,3 +169,24 @@ def test_a_rate_limited_provider_gets_fewer_concurrent_requests(stub_root, tmp_p
     (limiter,) = runner._limiters.values()
     assert limiter.limit < limiter.ceiling  # halved on each 429, recovering only slowly
     assert all(row.status != "error" for row in read_rows(tmp_path / "t.jsonl"))
+
+
+def test_echoed_api_key_never_reaches_mlflow_or_logs(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    stub.set_config(fault_rate=0.5, fault_kinds=("401",), echo_api_key=True)
+    out = tmp_path / "t.jsonl"
+    env = {**os.environ, "LLM_EVAL_TRACKING": "1", "DVC_ROOT": str(root)}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "llm_eval.cli", "run", "--config-root", str(root), "--model", "stub",
+         "--benchmark", "sample_math", "--no-cache", "--fail-on-error", "1", "--output", str(out)],  # fmt: skip
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert any(SECRET in str(dict(r.headers)) for r in stub.received)
+    assert SECRET not in result.stdout + result.stderr
+    store = root / "mlruns"
+    files = [p for p in store.rglob("*") if p.is_file()]
+    assert any(p.name == "mlflow.db" for p in files), "tracking wrote nothing"
+    for path in [out, *files]:
+        assert SECRET.encode() not in path.read_bytes(), path
