@@ -82,8 +82,13 @@ def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> N
     params = {
         "run": {"models": ["stub"]},
         "tracking": {"enabled": False},
-        "runner": {"global_limit": concurrency, "per_model_limit": concurrency,
-                   "max_attempts": 1, "cache": False, "request_timeout_s": 60},  # fmt: skip
+        "runner": {
+            "global_limit": concurrency,
+            "per_model_limit": concurrency,
+            "max_attempts": 1,
+            "cache": False,
+            "request_timeout_s": 60,
+        },  # fmt: skip
         "models": {"stub": {"provider": "litellm", "model": "openai/stub", "api_base": base_url}},
     }
     (root / "params.yaml").write_text(json.dumps(params))
@@ -103,7 +108,9 @@ def run_harness(root: Path, output: Path) -> Measurement:
     runner = EvaluationRunner(config, ["stub"], ["load"], output)
     wall, cpu = time.perf_counter(), time.process_time()
     summary = asyncio.run(runner.run())
-    measurement = Measurement(summary.rows_written, time.perf_counter() - wall, time.process_time() - cpu)
+    measurement = Measurement(
+        summary.rows_written, time.perf_counter() - wall, time.process_time() - cpu
+    )
     if summary.statuses["error"]:
         raise RuntimeError(f"{summary.statuses['error']} error rows: the measurement is invalid")
     return measurement
@@ -133,7 +140,9 @@ def run_bare(base_url: str, requests: int, concurrency: int) -> Measurement:
     return Measurement(requests, time.perf_counter() - wall, time.process_time() - cpu)
 
 
-def measure(latency: float, requests: int, concurrency: int, bare: bool) -> tuple[Measurement, Measurement | None]:
+def measure(
+    latency: float, requests: int, concurrency: int, bare: bool
+) -> tuple[Measurement, Measurement | None]:
     stub, base_url = start_stub_process(latency)
     try:
         with tempfile.TemporaryDirectory() as tmp:

@@ -68,7 +68,9 @@ def measure(cases: list[dict[str, Any]], seconds: float, before: Callable[[], No
         for case in cases:
             before()
             score_text(
-                case["response"], case["answer"], answer_regex=case["answer_regex"],
+                case["response"],
+                case["answer"],
+                answer_regex=case["answer_regex"],
                 kind=case["kind"],
             )
         scored += len(cases)

@@ -93,8 +93,18 @@ def test_a_real_model_without_its_key_fails_before_any_request(tmp_path: Path) -
     env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
     env["LLM_EVAL_TRACKING"] = "0"
     result = subprocess.run(
-        [sys.executable, "-m", "llm_eval.cli", "run", "--model", "openrouter-gemma-4-31b-it-nitro",
-         "--benchmark", "sample_math", "--output", str(tmp_path / "x.jsonl")],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "llm_eval.cli",
+            "run",
+            "--model",
+            "openrouter-gemma-4-31b-it-nitro",
+            "--benchmark",
+            "sample_math",
+            "--output",
+            str(tmp_path / "x.jsonl"),
+        ],  # fmt: skip
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -108,7 +118,10 @@ def test_a_real_model_without_its_key_fails_before_any_request(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--max-tokens", "100", "--context-size", "200"], "--max-tokens (100) and --context-size (200)"),
+        (
+            ["--max-tokens", "100", "--context-size", "200"],
+            "--max-tokens (100) and --context-size (200)",
+        ),
         (["--global-limit", "0"], "--global-limit"),
         (["--model", "no-such-model"], "unknown model 'no-such-model'"),
         (["--benchmark", "nope"], "unknown benchmark 'nope'"),

@@ -52,8 +52,21 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log = (tmp_path_factory.mktemp("llama") / "server.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--host",
-         "127.0.0.1", "--port", str(port), "--chat_format", "gemma", "--n_ctx", "4096"],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--chat_format",
+            "gemma",
+            "--n_ctx",
+            "4096",
+        ],  # fmt: skip
         stdout=log,
         stderr=subprocess.STDOUT,
     )

@@ -1,4 +1,4 @@
-"""The real LiteLLM client against the local stub: faults, retries, resume after SIGKILL, redaction."""
+"""The real LiteLLM client against the local stub: faults, retries, resume, redaction."""
 
 from __future__ import annotations
 
@@ -117,7 +117,9 @@ def test_echoed_api_key_never_reaches_traces_or_reports(stub_root, tmp_path: Pat
     assert SECRET not in render_report(read_rows(out), title="t")
 
 
-def test_sigkill_mid_run_then_resume_completes_without_duplicates(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sigkill_mid_run_then_resume_completes_without_duplicates(
+    stub_root, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     root, stub = stub_root
     stub.set_config(latency_s=0.05)
     out = tmp_path / "run.jsonl"
@@ -125,7 +127,9 @@ def test_sigkill_mid_run_then_resume_completes_without_duplicates(stub_root, tmp
             "stub", "--benchmark", "language_understanding", "--benchmark", "sample_math",
             "--global-limit", "4", "--no-cache", "--output", str(out)]  # fmt: skip
     env = {**os.environ, "LLM_EVAL_TRACKING": "0"}
-    process = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if out.exists() and len(out.read_bytes().splitlines()) >= 40:
@@ -146,7 +150,9 @@ def test_sigkill_mid_run_then_resume_completes_without_duplicates(stub_root, tmp
     assert stub.total_requests >= 116 - finished_before
 
 
-def test_a_dead_server_gives_connection_error_rows(config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dead_server_gives_connection_error_rows(
+    config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("STUB_API_KEY", SECRET)
     stub = start_stub()
     add_stub_model(config_copy, stub)
@@ -178,8 +184,9 @@ def test_echoed_api_key_never_reaches_mlflow_or_logs(stub_root, tmp_path: Path) 
     env = {**os.environ, "LLM_EVAL_TRACKING": "1", "DVC_ROOT": str(root)}
     env.pop("MLFLOW_TRACKING_URI", None)
     result = subprocess.run(
-        [sys.executable, "-m", "llm_eval.cli", "run", "--config-root", str(root), "--model", "stub",
-         "--benchmark", "sample_math", "--no-cache", "--fail-on-error", "1", "--output", str(out)],  # fmt: skip
+        [sys.executable, "-m", "llm_eval.cli", "run", "--config-root", str(root),
+         "--model", "stub", "--benchmark", "sample_math", "--no-cache",
+         "--fail-on-error", "1", "--output", str(out)],  # fmt: skip
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]

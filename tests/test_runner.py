@@ -48,7 +48,9 @@ class ScriptedProvider:
             self.in_flight -= 1
 
 
-def _runner(root: Path, provider: ScriptedProvider, output: Path, **kwargs: object) -> EvaluationRunner:
+def _runner(
+    root: Path, provider: ScriptedProvider, output: Path, **kwargs: object
+) -> EvaluationRunner:
     config = load_config(root)
     config.runner = config.runner.model_copy(update={"backoff_base_s": 0.0, "backoff_max_s": 0.0})
     return EvaluationRunner(
@@ -66,7 +68,9 @@ def _transient(status: int = 503) -> ProviderError:
     return ProviderError(f"http_{status}", "server busy", True, status)
 
 
-def test_transient_errors_are_retried_and_permanent_ones_are_not(config_copy: Path, tmp_path: Path) -> None:
+def test_transient_errors_are_retried_and_permanent_ones_are_not(
+    config_copy: Path, tmp_path: Path
+) -> None:
     provider = ScriptedProvider(
         {
             "math_001": [_transient(), _transient(429)],
@@ -138,7 +142,9 @@ def test_resume_keeps_finished_rows_and_reruns_errors_and_missing(
     assert all(r.status == "correct" for r in rows)
 
 
-def test_response_cache_replays_with_zero_calls(config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_response_cache_replays_with_zero_calls(
+    config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LLM_EVAL_CACHE_DIR", str(tmp_path / "cache"))
     first = ScriptedProvider()
     asyncio.run(_runner(config_copy, first, tmp_path / "a.jsonl", use_cache=True).run())
@@ -155,16 +161,22 @@ def test_cache_key_changes_with_settings_and_epoch() -> None:
 
     model = ModelConfig(provider="litellm", model="openai/x", api_base="http://127.0.0.1:1")
     base = ChatRequest("m", model, [{"role": "user", "content": "hi"}], None, 10, 5.0)
-    warmer = ChatRequest("m", model.model_copy(update={"temperature": 0.7}), base.messages, None, 10, 5.0)
+    warmer = ChatRequest(
+        "m", model.model_copy(update={"temperature": 0.7}), base.messages, None, 10, 5.0
+    )
     later = ChatRequest("m", model, base.messages, None, 10, 5.0, epoch=1)
     keys = {ResponseCache.key(r) for r in (base, warmer, later)}
     assert len(keys) == 3
 
 
-def test_error_messages_are_redacted(config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_error_messages_are_redacted(
+    config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-live-0123456789abcdef"
     monkeypatch.setenv("SOME_PROVIDER_API_KEY", secret)
-    provider = ScriptedProvider({"math_001": [ProviderError("http_401", f"bad key {secret}", False, 401)]})
+    provider = ScriptedProvider(
+        {"math_001": [ProviderError("http_401", f"bad key {secret}", False, 401)]}
+    )
     out = tmp_path / "t.jsonl"
     asyncio.run(_runner(config_copy, provider, out).run())
     assert secret not in out.read_text()
@@ -174,7 +186,9 @@ def test_error_messages_are_redacted(config_copy: Path, tmp_path: Path, monkeypa
 
 def test_rows_record_usage_and_calls(config_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.jsonl"
-    asyncio.run(_runner(config_copy, ScriptedProvider(), out, task_filter=TaskFilter(limit=1)).run())
+    asyncio.run(
+        _runner(config_copy, ScriptedProvider(), out, task_filter=TaskFilter(limit=1)).run()
+    )
     row = json.loads(out.read_text().splitlines()[0])
     assert row["usage"]["total_tokens"] == 12 and row["calls"][0]["attempts"] == 1
     assert row["messages"][-1]["role"] == "assistant"

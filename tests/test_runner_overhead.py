@@ -16,8 +16,18 @@ from tests.conftest import REPO
 def test_runner_overhead_stays_within_its_bounds() -> None:
     env = {**os.environ, "LLM_EVAL_TRACKING": "0"}
     result = subprocess.run(
-        [sys.executable, "perf/runner_overhead.py", "--requests", "2000", "--latency", "1.0",
-         "--cpu-latency", "0.5", "--skip-ceiling", "--check"],  # fmt: skip
+        [
+            sys.executable,
+            "perf/runner_overhead.py",
+            "--requests",
+            "2000",
+            "--latency",
+            "1.0",
+            "--cpu-latency",
+            "0.5",
+            "--skip-ceiling",
+            "--check",
+        ],  # fmt: skip
         cwd=REPO,
         env=env,
         capture_output=True,

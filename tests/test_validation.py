@@ -58,7 +58,9 @@ def _break_suite(root: Path) -> dict[str, tuple[Path, int]]:
 
     params = root / "params.yaml"
     text = params.read_text(encoding="utf-8")
-    text = text.replace("    profile: varied\n", "    profile: varied\n    prompt: no_such_prompt\n", 1)
+    text = text.replace(
+        "    profile: varied\n", "    profile: varied\n    prompt: no_such_prompt\n", 1
+    )
     params.write_text(text, encoding="utf-8")
     return {
         "invalid JSON": (math, 3),

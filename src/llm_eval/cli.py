@@ -70,16 +70,22 @@ def list_config(config_root: ConfigRoot = Path(".")) -> None:
 
 @app.command()
 def run(
-    model: Annotated[list[str], typer.Option("--model", "-m", help="Model name (repeatable).")] = [],  # noqa: B006
+    model: Annotated[
+        list[str], typer.Option("--model", "-m", help="Model name (repeatable).")
+    ] = [],  # noqa: B006
     benchmark: Annotated[
         list[str], typer.Option("--benchmark", "-b", help="Benchmark name (repeatable).")
     ] = [],  # noqa: B006
-    mock: Annotated[bool, typer.Option(help="Swap every selected model for the mock provider.")] = False,
+    mock: Annotated[
+        bool, typer.Option(help="Swap every selected model for the mock provider.")
+    ] = False,
     include: Annotated[list[str], typer.Option(help="Only tasks of this category.")] = [],  # noqa: B006
     exclude: Annotated[list[str], typer.Option(help="Skip tasks of this category.")] = [],  # noqa: B006
     limit: Annotated[int | None, typer.Option(min=1, help="First N tasks per benchmark.")] = None,
     epochs: Annotated[int | None, typer.Option(min=1, help="Run each task K times.")] = None,
-    resume: Annotated[bool, typer.Option(help="Keep finished rows of --output; run the rest.")] = False,
+    resume: Annotated[
+        bool, typer.Option(help="Keep finished rows of --output; run the rest.")
+    ] = False,
     max_attempts: Annotated[int | None, typer.Option(help="Attempts per model call.")] = None,
     request_timeout: Annotated[float | None, typer.Option(help="Seconds per model call.")] = None,
     task_timeout: Annotated[float | None, typer.Option(help="Seconds per task.")] = None,
@@ -184,7 +190,9 @@ def report(
 def compare(
     first: Annotated[Path, typer.Argument(help="Trace file of run A.")],
     second: Annotated[Path, typer.Argument(help="Trace file of run B.")],
-    output: Annotated[Path | None, typer.Option(help="Write the report here (default: print).")] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Write the report here (default: print).")
+    ] = None,
 ) -> None:
     """Compare two runs (or two models) task by task: paired table, McNemar, bootstrap."""
     from llm_eval.compare_command import execute_compare

@@ -107,9 +107,7 @@ def _read(root: Path, name: str, problems: list[Problem]) -> LocatedYaml | None:
     return located
 
 
-def _section(
-    source: LocatedYaml | None, key: str, schema: type[M], problems: list[Problem]
-) -> M:
+def _section(source: LocatedYaml | None, key: str, schema: type[M], problems: list[Problem]) -> M:
     """Validate one mapping section; a missing section takes the schema defaults."""
     raw = source.data.get(key, {}) if source is not None else {}
     try:
@@ -145,7 +143,9 @@ def _check_name(source: LocatedYaml, key: str, name: str, problems: list[Problem
     # DVC parameter keys are dot paths, so `models.a.b` would be ambiguous.
     if "." in name or not name.strip():
         line = source.line_of(key, name)
-        problems.append(Problem(str(source.path), line, f"{key} name {name!r} must not contain '.'"))
+        problems.append(
+            Problem(str(source.path), line, f"{key} name {name!r} must not contain '.'")
+        )
 
 
 def _report(

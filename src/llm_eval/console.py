@@ -20,8 +20,9 @@ def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
     benchmarks = Table("benchmark", "tasks", "type", "flow", "scorer", "prompt", "active",
                        title="Benchmarks")  # fmt: skip
     for name, bench in config.benchmarks.items():
-        benchmarks.add_row(name, str(task_counts.get(name, "?")), bench.task_type,
-                           bench.resolved_flow, bench.scorer, bench.prompt, str(bench.active))  # fmt: skip
+        count = str(task_counts.get(name, "?"))
+        benchmarks.add_row(name, count, bench.task_type, bench.resolved_flow, bench.scorer,
+                           bench.prompt, str(bench.active))  # fmt: skip
     prompts = Table("prompt", "follow-ups", "system", title="Prompts")
     for name, prompt in config.prompts.items():
         prompts.add_row(name, str(len(prompt.followups)), (prompt.system or "")[:70])
@@ -31,7 +32,9 @@ def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
     for table in (models, benchmarks, prompts, tools):
         console.print(table)
     active = config.active_benchmarks()
-    console.print(f"{len(active)} active benchmarks, {sum(task_counts.get(b, 0) for b in active)} tasks")
+    console.print(
+        f"{len(active)} active benchmarks, {sum(task_counts.get(b, 0) for b in active)} tasks"
+    )
 
 
 class RichProgress(ProgressSink):

@@ -29,7 +29,9 @@ def _summary(rows: list[TraceRow], wilson: Any) -> dict[str, Any]:
     valid = len(rows) - errors
     low, high = wilson(correct, valid)
     tokens = [row.usage.total_tokens for row in rows if row.usage.total_tokens is not None]
-    latencies = [row.latency_s for row in rows if row.latency_s is not None and row.status != "error"]
+    latencies = [
+        row.latency_s for row in rows if row.latency_s is not None and row.status != "error"
+    ]
     return {
         "total": len(rows),
         "correct": correct,

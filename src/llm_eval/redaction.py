@@ -17,7 +17,11 @@ REDACTED = "[REDACTED]"
 def secret_values() -> list[str]:
     """Values of environment variables whose names look secret (long enough to matter)."""
     return sorted(
-        (value for name, value in os.environ.items() if _SECRET_NAME.search(name) and len(value) >= 6),
+        (
+            value
+            for name, value in os.environ.items()
+            if _SECRET_NAME.search(name) and len(value) >= 6
+        ),
         key=len,
         reverse=True,
     )

@@ -139,7 +139,9 @@ def execute_run(options: RunOptions) -> int:
         models,
         benchmarks,
         options.output or default_output(config.root, run_id),
-        task_filter=TaskFilter(frozenset(options.include), frozenset(options.exclude), options.limit),
+        task_filter=TaskFilter(
+            frozenset(options.include), frozenset(options.exclude), options.limit
+        ),
         epochs=options.epochs,
         resume=options.resume,
         use_cache=options.cache,

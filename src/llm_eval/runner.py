@@ -125,7 +125,10 @@ class EvaluationRunner:
         self.progress = progress or ProgressSink()
         runner = config.runner
         self.policy = RetryPolicy(
-            runner.max_attempts, runner.backoff_base_s, runner.backoff_max_s, runner.retry_after_cap_s
+            runner.max_attempts,
+            runner.backoff_base_s,
+            runner.backoff_max_s,
+            runner.retry_after_cap_s,
         )
         use_cache = runner.cache if use_cache is None else use_cache
         self.cache = ResponseCache(cache_dir(config.root)) if use_cache else None
@@ -146,10 +149,14 @@ class EvaluationRunner:
         items: list[WorkItem] = []
         for benchmark in self.benchmarks:
             bench = self.config.benchmarks[benchmark]
-            loaded = read_task_file(self.config.benchmark_path(benchmark), expected_type=bench.task_type)
+            loaded = read_task_file(
+                self.config.benchmark_path(benchmark), expected_type=bench.task_type
+            )
             tasks = self.filter.apply([entry.task for entry in loaded.tasks])
             for model in self.models:
-                items += [WorkItem(model, benchmark, t, e) for t in tasks for e in range(self.epochs)]
+                items += [
+                    WorkItem(model, benchmark, t, e) for t in tasks for e in range(self.epochs)
+                ]
         return items
 
     async def run(self) -> RunSummary:
@@ -216,7 +223,9 @@ class EvaluationRunner:
         if model.prompt:  # a model-specific system text replaces the benchmark's
             prompt = prompt.model_copy(update={"system": self.config.prompts[model.prompt].system})
 
-        async def call(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ChatResponse:
+        async def call(
+            messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+        ) -> ChatResponse:
             conversation[:] = messages
             return await self._call_model(item, messages, tools, calls)
 
@@ -252,7 +261,9 @@ class EvaluationRunner:
             self.progress.retried(item.model)
 
         try:
-            response = await call_with_retries(attempt, self.policy, log, on_retry=on_retry, rng=self._rng)
+            response = await call_with_retries(
+                attempt, self.policy, log, on_retry=on_retry, rng=self._rng
+            )
         except ProviderError as error:
             calls.append(CallRecord(latency_s=time.perf_counter() - started, attempts=log.attempts,
                                     started_at=started_at))  # fmt: skip

@@ -38,7 +38,9 @@ class ModelConfig(_Strict):
     )
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int | None = Field(None, gt=0, description="Completion budget; runner default.")
-    prompt: str | None = Field(None, description="Prompt whose system text replaces the benchmark's.")
+    prompt: str | None = Field(
+        None, description="Prompt whose system text replaces the benchmark's."
+    )
     input_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M prompt tokens.")
     output_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens.")
     profile: str | None = Field(None, description="Mock provider behaviour profile.")

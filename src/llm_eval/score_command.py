@@ -43,7 +43,9 @@ def execute_explain(results: list[Path], task_id: str) -> int:
             if row.task_id != task_id:
                 continue
             found = True
-            print(f"{row.model} / {row.benchmark} / {row.task_id} (epoch {row.epoch}): {row.status}")
+            print(
+                f"{row.model} / {row.benchmark} / {row.task_id} (epoch {row.epoch}): {row.status}"
+            )
             print(f"  expected: {row.answer!r}  scorer: {row.scorer}")
             print(f"  response: {(row.response or '')[:300]!r}")
             if row.status == "error":

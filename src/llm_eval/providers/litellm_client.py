@@ -1,4 +1,4 @@
-"""Real providers through `litellm.acompletion`: one call, an explicit timeout, no hidden retries."""
+"""Real providers through `litellm.acompletion`: an explicit timeout, no hidden retries."""
 
 from __future__ import annotations
 

@@ -48,7 +48,9 @@ def to_greeklish(text: str) -> str:
 def strip_accents(text: str) -> str:
     """Remove accents and diaeresis."""
     decomposed = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
 
 
 def surface_form(answer: str, hint: TaskHint, pick: float) -> str:
@@ -57,8 +59,9 @@ def surface_form(answer: str, hint: TaskHint, pick: float) -> str:
         forms = [f"\\boxed{{{answer}}}", f"Final answer: {answer}", f"The answer is **{answer}**.",
                  f"Απάντηση: {answer}"]  # fmt: skip
     elif hint.benchmark == "language_understanding":
+        plain = strip_accents(answer)
         forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**.",
-                 to_greeklish(answer), strip_accents(answer).upper(), f"{strip_accents(answer)}."]  # fmt: skip
+                 to_greeklish(answer), plain.upper(), f"{plain}."]  # fmt: skip
     else:
         forms = [f"Final answer: {answer}", f"**{answer}**", f"The answer is {answer}."]
     return forms[int(pick * len(forms))]

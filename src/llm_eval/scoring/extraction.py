@@ -65,9 +65,23 @@ _COURTESY_PHRASES = (
 )
 _COURTESY_RE = re.compile("|".join(map(_accent_tolerant, _COURTESY_PHRASES)), re.I)
 _WRAPPERS = (
-    ("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"), ("$$", "$$"),
-    ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ('"', '"'), ("'", "'"), ("«", "»"),
-    ("“", "”"), ("‘", "’"), ("„", "“"), ("(", ")"), ("[", "]"),
+    ("**", "**"),
+    ("__", "__"),
+    ("*", "*"),
+    ("_", "_"),
+    ("`", "`"),
+    ("$$", "$$"),
+    ("$", "$"),
+    ("\\(", "\\)"),
+    ("\\[", "\\]"),
+    ('"', '"'),
+    ("'", "'"),
+    ("«", "»"),
+    ("“", "”"),
+    ("‘", "’"),
+    ("„", "“"),
+    ("(", ")"),
+    ("[", "]"),
 )
 _LATEX_TEXT_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textit|operatorname)\s*\{([^{}]*)\}")
 _LEADING_JUNK_RE = re.compile(r"^(?:[-*+>#•]+\s+|\d+[.)]\s+(?=\D)|[:：=→]+\s*)")
@@ -95,7 +109,7 @@ def strip_reasoning(response: str) -> str:
     text = _THINK_BLOCK_RE.sub("\n", response)
     closing = list(_THINK_CLOSE_RE.finditer(text))
     if closing:
-        text = text[closing[-1].end():]
+        text = text[closing[-1].end() :]
     opening = _THINK_OPEN_RE.search(text)
     if opening:
         text = text[: opening.start()]
@@ -155,7 +169,7 @@ def _marker_matches(text: str) -> list[re.Match[str]]:
 def _marker_tail(text: str) -> tuple[int, str] | None:
     """The text after the last answer marker (its line, or the next non-empty line)."""
     for match in reversed(_marker_matches(text)):
-        rest = text[match.end():]
+        rest = text[match.end() :]
         line, _, after = rest.partition("\n")
         if not _HAS_WORD_RE.search(line):
             line = next((ln for ln in after.splitlines() if _HAS_WORD_RE.search(ln)), "")

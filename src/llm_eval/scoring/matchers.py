@@ -56,9 +56,7 @@ _YEAR_RE = re.compile(r"(?:19|20)\d{2}")
 YES_WORDS = frozenset(
     {"ναι", "yes", "yeah", "yep", "nai", "ne", "true", "σωστο", "σωστα", "correct"}
 )
-NO_WORDS = frozenset(
-    {"οχι", "no", "nope", "oxi", "ohi", "ochi", "false", "λαθοσ", "incorrect"}
-)
+NO_WORDS = frozenset({"οχι", "no", "nope", "oxi", "ohi", "ochi", "false", "λαθοσ", "incorrect"})
 
 
 @lru_cache(maxsize=65536)
@@ -196,7 +194,7 @@ def _is_bare_list(segment: str) -> bool:
 
 
 def says_both(text: str) -> bool:
-    """"Ναι και όχι", "yes and no": both polarities joined, which answers neither."""
+    """ "Ναι και όχι", "yes and no": both polarities joined, which answers neither."""
     words = [w for w in tokens(text) if w not in ("and", "και", "κι", "kai")]
     return any(
         a is not None and b is not None and a != b

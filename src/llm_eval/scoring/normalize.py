@@ -93,27 +93,82 @@ def script(token: str) -> Script:
 # not accepted for Κυριακή, which keeps the skeleton precise.
 
 _GREEK_DIGRAPHS = {
-    "ου": "u", "ει": "i", "οι": "i", "υι": "i", "αι": "e", "αυ": "av", "ευ": "ev", "ηυ": "iv",
+    "ου": "u",
+    "ει": "i",
+    "οι": "i",
+    "υι": "i",
+    "αι": "e",
+    "αυ": "av",
+    "ευ": "ev",
+    "ηυ": "iv",
 }
 _GREEK_LETTERS = dict(
-    zip("αβγδεζηθικλμνξοπρστυφχψω", [
-        "a", "v", "g", "d", "e", "z", "i", "th", "i", "k", "l", "m", "n", "ks", "o", "p",
-        "r", "s", "t", "i", "f", "x", "ps", "o",
-    ], strict=True)
+    zip(
+        "αβγδεζηθικλμνξοπρστυφχψω",
+        [
+            "a",
+            "v",
+            "g",
+            "d",
+            "e",
+            "z",
+            "i",
+            "th",
+            "i",
+            "k",
+            "l",
+            "m",
+            "n",
+            "ks",
+            "o",
+            "p",
+            "r",
+            "s",
+            "t",
+            "i",
+            "f",
+            "x",
+            "ps",
+            "o",
+        ],
+        strict=True,
+    )
 )
 _GREEK_PIECE_RE = re.compile("|".join(_GREEK_DIGRAPHS) + "|.", re.S)
 
 _LATIN_OPTIONS: dict[str, tuple[str, ...]] = {
-    "th": ("th", "ti"), "ch": ("x",), "kh": ("x", "ki"), "ph": ("f",), "dh": ("d", "di"),
-    "gh": ("g", "gi"), "ps": ("ps",), "ks": ("ks",), "ou": ("u",), "oy": ("u",),
+    "th": ("th", "ti"),
+    "ch": ("x",),
+    "kh": ("x", "ki"),
+    "ph": ("f",),
+    "dh": ("d", "di"),
+    "gh": ("g", "gi"),
+    "ps": ("ps",),
+    "ks": ("ks",),
+    "ou": ("u",),
+    "oy": ("u",),
     # A vowel pair is usually a digraph (ει, οι, αι) but can be two letters (Μπέη "Bei",
     # βοήθεια "voitheia", Ραφαήλ "Rafail"), so both readings are kept.
-    "ei": ("i", "ei"), "oi": ("i", "oi"), "ui": ("i", "ui"), "ai": ("e", "ai"),
-    "au": ("av",), "ay": ("av", "ag", "ai"), "eu": ("ev",), "ey": ("ev", "eg", "ei"),
-    "x": ("x", "ks"), "h": ("i", "x"), "y": ("i", "g"), "u": ("u", "i"), "w": ("o",),
-    "b": ("b", "v"), "c": ("k",), "q": ("k",), "j": ("tz",),
+    "ei": ("i", "ei"),
+    "oi": ("i", "oi"),
+    "ui": ("i", "ui"),
+    "ai": ("e", "ai"),
+    "au": ("av",),
+    "ay": ("av", "ag", "ai"),
+    "eu": ("ev",),
+    "ey": ("ev", "eg", "ei"),
+    "x": ("x", "ks"),
+    "h": ("i", "x"),
+    "y": ("i", "g"),
+    "u": ("u", "i"),
+    "w": ("o",),
+    "b": ("b", "v"),
+    "c": ("k",),
+    "q": ("k",),
+    "j": ("tz",),
     # Digits used as letters in Greeklish: 8 for θ (its shape), 3 for ξ.
-    "8": ("th",), "3": ("ks",),
+    "8": ("th",),
+    "3": ("ks",),
 }
 _LATIN_PIECE_RE = re.compile(
     "|".join(sorted((k for k in _LATIN_OPTIONS if len(k) > 1), key=len, reverse=True)) + "|.",
@@ -233,7 +288,7 @@ def parse_number(text: str) -> Fraction | None:
     found = list(NUMBER_RE.finditer(text))
     if len(found) != 1:
         return None
-    rest = (text[: found[0].start()] + text[found[0].end():]).strip()
+    rest = (text[: found[0].start()] + text[found[0].end() :]).strip()
     return _to_fraction(found[0]) if rest in ("", "$", "€", "£", "%", "°") else None
 
 
@@ -247,14 +302,52 @@ def token_value(token: str) -> Fraction | None:
 
 
 _GREEK_NUMBER_WORDS: dict[str, int] = {
-    "μηδεν": 0, "ενα": 1, "ενασ": 1, "ενοσ": 1, "μια": 1, "μιασ": 1, "δυο": 2,
-    "τρια": 3, "τρεισ": 3, "τεσσερα": 4, "τεσσερισ": 4, "τεσσερεισ": 4, "πεντε": 5,
-    "εξι": 6, "επτα": 7, "εφτα": 7, "οκτω": 8, "οχτω": 8, "εννεα": 9, "εννια": 9,
-    "δεκα": 10, "εντεκα": 11, "ενδεκα": 11, "δωδεκα": 12, "δεκατρια": 13, "δεκατρεισ": 13,
-    "δεκατεσσερα": 14, "δεκατεσσερισ": 14, "δεκαπεντε": 15, "δεκαεξι": 16, "δεκαξι": 16,
-    "δεκαεπτα": 17, "δεκαεφτα": 17, "δεκαοκτω": 18, "δεκαοχτω": 18, "δεκαεννεα": 19,
-    "δεκαεννια": 19, "εικοσι": 20, "τριαντα": 30, "σαραντα": 40, "πενηντα": 50,
-    "εξηντα": 60, "εβδομηντα": 70, "ογδοντα": 80, "ενενηντα": 90, "εκατο": 100,
+    "μηδεν": 0,
+    "ενα": 1,
+    "ενασ": 1,
+    "ενοσ": 1,
+    "μια": 1,
+    "μιασ": 1,
+    "δυο": 2,
+    "τρια": 3,
+    "τρεισ": 3,
+    "τεσσερα": 4,
+    "τεσσερισ": 4,
+    "τεσσερεισ": 4,
+    "πεντε": 5,
+    "εξι": 6,
+    "επτα": 7,
+    "εφτα": 7,
+    "οκτω": 8,
+    "οχτω": 8,
+    "εννεα": 9,
+    "εννια": 9,
+    "δεκα": 10,
+    "εντεκα": 11,
+    "ενδεκα": 11,
+    "δωδεκα": 12,
+    "δεκατρια": 13,
+    "δεκατρεισ": 13,
+    "δεκατεσσερα": 14,
+    "δεκατεσσερισ": 14,
+    "δεκαπεντε": 15,
+    "δεκαεξι": 16,
+    "δεκαξι": 16,
+    "δεκαεπτα": 17,
+    "δεκαεφτα": 17,
+    "δεκαοκτω": 18,
+    "δεκαοχτω": 18,
+    "δεκαεννεα": 19,
+    "δεκαεννια": 19,
+    "εικοσι": 20,
+    "τριαντα": 30,
+    "σαραντα": 40,
+    "πενηντα": 50,
+    "εξηντα": 60,
+    "εβδομηντα": 70,
+    "ογδοντα": 80,
+    "ενενηντα": 90,
+    "εκατο": 100,
     "εκατον": 100,
 }
 _ENGLISH_UNITS = (
@@ -262,10 +355,17 @@ _ENGLISH_UNITS = (
     "fourteen fifteen sixteen seventeen eighteen nineteen twenty"
 )
 _ENGLISH_NUMBER_WORDS: dict[str, int] = {
-    word: value
-    for value, word in enumerate(_ENGLISH_UNITS.split())
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-     "ninety": 90, "hundred": 100}
+    word: value for value, word in enumerate(_ENGLISH_UNITS.split())
+} | {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+}
 # Greeklish number words ("dekapente", "triada okto") are found through the skeleton, so
 # every spelling the skeleton accepts for a Greek word is accepted for its number too.
 _NUMBER_SKELETONS: dict[str, int] = {
@@ -329,8 +429,17 @@ _GREEK_MONTHS = (
     "δεκεμβριοσ δεκεμβριου δεκεμβριο δεκεμβρησ δεκεμβρη",
 )
 _ENGLISH_MONTHS = (
-    "january jan", "february feb", "march mar", "april apr", "may", "june jun",
-    "july jul", "august aug", "september sep sept", "october oct", "november nov",
+    "january jan",
+    "february feb",
+    "march mar",
+    "april apr",
+    "may",
+    "june jun",
+    "july jul",
+    "august aug",
+    "september sep sept",
+    "october oct",
+    "november nov",
     "december dec",
 )
 _MONTH_WORDS: dict[str, int] = {
