@@ -10,6 +10,7 @@ The stub runs in a separate process so its CPU time is not counted as ours.
 
     uv run python perf/runner_overhead.py                 # the full workload (about 2 min)
     uv run python perf/runner_overhead.py --requests 200  # a quick look
+    uv run python perf/runner_overhead.py --repeat 3      # best of three wall-time runs
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def run_bare(base_url: str, requests: int, concurrency: int) -> Measurement:
 
 
 def measure(
-    latency: float, requests: int, concurrency: int, bare: bool
+    latency: float, requests: int, concurrency: int, bare: bool, *, bare_first: bool = False
 ) -> tuple[Measurement, Measurement | None]:
     stub, base_url = start_stub_process(latency)
     try:
@@ -150,8 +151,12 @@ def measure(
             write_suite(root, base_url, requests, concurrency)
             # Warm up imports and connections so neither side pays them inside the timing.
             run_bare(base_url, min(concurrency, 16), concurrency)
+            baseline = None
+            if bare and bare_first:
+                baseline = run_bare(base_url, requests, concurrency)
             harness = run_harness(root, root / "trace.jsonl")
-            baseline = run_bare(base_url, requests, concurrency) if bare else None
+            if bare and not bare_first:
+                baseline = run_bare(base_url, requests, concurrency)
             return harness, baseline
     finally:
         stub.kill()
@@ -168,19 +173,43 @@ def main() -> None:
                         help="exit 1 when a ratio is above its bound")  # fmt: skip
     parser.add_argument("--max-wall-ratio", type=float, default=1.10)
     parser.add_argument("--max-cpu-ratio", type=float, default=1.20)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each workload N times and keep the fastest")  # fmt: skip
     parser.add_argument("--skip-ceiling", action="store_true")
     args = parser.parse_args()
 
-    harness, _ = measure(args.latency, args.requests, args.concurrency, bare=False)
     ideal = args.requests * args.latency / args.concurrency
     print(f"workload: {args.requests} requests, concurrency {args.concurrency}, "
           f"latency {args.latency} s")  # fmt: skip
     print(f"ideal wall time    {ideal:8.2f} s")
-    print(f"measured wall time {harness.wall_s:8.2f} s")
+    # Noise on a shared machine only ever adds time, so the best of several runs is the
+    # estimate of the harness's own cost (the convention of `timeit`).
+    attempts = []
+    for repeat in range(args.repeat):
+        attempt, _ = measure(args.latency, args.requests, args.concurrency, bare=False)
+        attempts.append(attempt)
+        if args.repeat > 1:
+            print(f"  run {repeat + 1}: {attempt.wall_s:.2f} s")
+    harness = min(attempts, key=lambda m: m.wall_s)
+    label = "measured wall time" if args.repeat == 1 else f"best of {args.repeat} runs"
+    print(f"{label:<18} {harness.wall_s:8.2f} s")
     print(f"measured / ideal   {harness.wall_s / ideal:8.3f}")
 
-    cpu_harness, cpu_bare = measure(args.cpu_latency, args.requests, args.concurrency, bare=True)
-    assert cpu_bare is not None
+    # Whichever side runs second in a process finds warmer caches, so repeats alternate the
+    # order, and each side keeps its lowest CPU time.
+    harness_runs, bare_runs = [], []
+    for repeat in range(args.repeat):
+        harness_cpu, bare_cpu = measure(
+            args.cpu_latency, args.requests, args.concurrency, bare=True, bare_first=repeat % 2 == 1
+        )
+        assert bare_cpu is not None
+        harness_runs.append(harness_cpu)
+        bare_runs.append(bare_cpu)
+        if args.repeat > 1:
+            print(f"  run {repeat + 1}: harness {harness_cpu.cpu_ms_per_request:.2f} ms, "
+                  f"bare {bare_cpu.cpu_ms_per_request:.2f} ms")  # fmt: skip
+    cpu_harness = min(harness_runs, key=lambda m: m.cpu_ms_per_request)
+    cpu_bare = min(bare_runs, key=lambda m: m.cpu_ms_per_request)
     print(f"CPU per request at {args.cpu_latency} s latency: harness "
           f"{cpu_harness.cpu_ms_per_request:.2f} ms, bare litellm.acompletion "
           f"{cpu_bare.cpu_ms_per_request:.2f} ms, ratio "
