@@ -10,7 +10,7 @@ The stub runs in a separate process so its CPU time is not counted as ours.
 
     uv run python perf/runner_overhead.py                 # the full workload (about 2 min)
     uv run python perf/runner_overhead.py --requests 200  # a quick look
-    uv run python perf/runner_overhead.py --repeat 3      # best of three wall-time runs
+    uv run python perf/runner_overhead.py --repeat 3      # best of three runs of each workload
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> N
             "max_attempts": 1,
             "cache": False,
             "request_timeout_s": 60,
-        },  # fmt: skip
+        },
         "models": {"stub": {"provider": "litellm", "model": "openai/stub", "api_base": base_url}},
     }
     (root / "params.yaml").write_text(json.dumps(params))
@@ -151,11 +151,9 @@ def measure(
             write_suite(root, base_url, requests, concurrency)
             # Warm up imports and connections so neither side pays them inside the timing.
             run_bare(base_url, min(concurrency, 16), concurrency)
-            baseline = None
-            if bare and bare_first:
-                baseline = run_bare(base_url, requests, concurrency)
+            baseline = run_bare(base_url, requests, concurrency) if bare and bare_first else None
             harness = run_harness(root, root / "trace.jsonl")
-            if bare and not bare_first:
+            if bare and baseline is None:
                 baseline = run_bare(base_url, requests, concurrency)
             return harness, baseline
     finally:

@@ -104,7 +104,7 @@ def test_a_real_model_without_its_key_fails_before_any_request(tmp_path: Path) -
             "sample_math",
             "--output",
             str(tmp_path / "x.jsonl"),
-        ],  # fmt: skip
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -66,7 +66,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "gemma",
             "--n_ctx",
             "4096",
-        ],  # fmt: skip
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
     )

@@ -178,7 +178,7 @@ async def test_file_size_limit() -> None:
 
 @pytest.fixture
 def root_owned_dir() -> Iterator[Path]:
-    """A 0755 directory owned by the test's user, outside every temp directory."""
+    """A 0755 directory owned by the test's user, in the checkout, outside the call's directory."""
     path = Path(tempfile.mkdtemp(prefix=".pyexec_write_probe_", dir=Path(__file__).parent))
     path.chmod(0o755)
     try:

@@ -30,7 +30,7 @@ def test_runner_overhead_stays_within_its_bounds() -> None:
             "3",
             "--skip-ceiling",
             "--check",
-        ],  # fmt: skip
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
