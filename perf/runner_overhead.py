@@ -102,8 +102,8 @@ def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> N
 
 def run_harness(root: Path, output: Path) -> Measurement:
     """Run the whole benchmark through EvaluationRunner."""
-    from llm_eval.config import load_config
-    from llm_eval.runner import EvaluationRunner
+    from llm_eval.config.loading import load_config
+    from llm_eval.runner.runner import EvaluationRunner
 
     config = load_config(root)
     runner = EvaluationRunner(config, ["stub"], ["load"], output)

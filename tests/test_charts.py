@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_eval.charts import CHART_NAMES
+from llm_eval.reporting.charts import CHART_NAMES
 from llm_eval.schemas import ErrorInfo, ScoreInfo, TraceRow, Usage
 
 SUITE = {
@@ -28,7 +28,7 @@ LABELS = ["Real One", "Mock Two (simulated)"]
 RENDER = """
 import sys
 from pathlib import Path
-from llm_eval.charts import render_charts
+from llm_eval.reporting.charts import render_charts
 from llm_eval.schemas import TraceRow
 lines = Path(sys.argv[1]).read_text(encoding="utf-8").splitlines()
 render_charts([TraceRow.model_validate_json(line) for line in lines], Path(sys.argv[2]))
@@ -99,7 +99,7 @@ def test_byte_identical_across_processes(rendered: tuple[Path, Path], name: str)
 
 
 def test_charts_without_data_are_skipped(tmp_path: Path) -> None:
-    from llm_eval.charts import render_charts
+    from llm_eval.reporting.charts import render_charts
 
     rows = [_row("real/one", "Real One", False, "sample_math", i, "correct") for i in range(3)]
     written = render_charts(rows, tmp_path)
@@ -108,7 +108,7 @@ def test_charts_without_data_are_skipped(tmp_path: Path) -> None:
 
 
 def test_same_process_renders_identically(tmp_path: Path) -> None:
-    from llm_eval.charts import render_charts
+    from llm_eval.reporting.charts import render_charts
 
     rows = _rows()
     first = render_charts(rows, tmp_path / "a")["benchmark-heatmap"].read_bytes()

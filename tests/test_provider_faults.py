@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from llm_eval.config import load_config
-from llm_eval.runner import EvaluationRunner, TaskFilter
-from llm_eval.trace_io import read_rows
+from llm_eval.config.loading import load_config
+from llm_eval.runner.runner import EvaluationRunner, TaskFilter
+from llm_eval.runner.trace_io import read_rows
 from tests.conftest import REPO
 from tests.support.openai_stub import StubServer, start_stub
 

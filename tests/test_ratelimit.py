@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from llm_eval.ratelimit import AdaptiveLimiter
+from llm_eval.runner.ratelimit import AdaptiveLimiter
 
 
 def test_halves_on_rate_limit_and_recovers_one_step_at_a_time() -> None:

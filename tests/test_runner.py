@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from llm_eval.config import load_config
+from llm_eval.config.loading import load_config
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse
-from llm_eval.runner import EvaluationRunner, TaskFilter
+from llm_eval.runner.runner import EvaluationRunner, TaskFilter
+from llm_eval.runner.trace_io import read_rows
 from llm_eval.schemas import ModelConfig, Usage
-from llm_eval.trace_io import read_rows
 
 
 class ScriptedProvider:
@@ -157,7 +157,7 @@ def test_response_cache_replays_with_zero_calls(
 
 
 def test_cache_key_changes_with_settings_and_epoch() -> None:
-    from llm_eval.cache import ResponseCache
+    from llm_eval.runner.cache import ResponseCache
 
     model = ModelConfig(provider="litellm", model="openai/x", api_base="http://127.0.0.1:1")
     base = ChatRequest("m", model, [{"role": "user", "content": "hi"}], None, 10, 5.0)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from llm_eval.statistics import (
+from llm_eval.reporting.statistics import (
     accuracy_summary,
     align_pairs,
     clustered_interval,

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from llm_eval.runner.trace_io import read_rows
 from llm_eval.schemas import TraceRow
-from llm_eval.trace_io import read_rows
 from llm_eval.tracking.context import is_secret_param, pipeline_key, safe_params
 from llm_eval.tracking.traces import plan_spans, to_ns
 from tests.conftest import REPO

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from llm_eval.validation import validate
+from llm_eval.config.validation import validate
 from tests.conftest import REPO
 
 SUITE_COUNTS = {

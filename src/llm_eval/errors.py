@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 
 class LlmEvalError(Exception):
@@ -44,6 +44,7 @@ class ProviderError(LlmEvalError):
 
     kind: str
     message: str
+    _: KW_ONLY
     transient: bool
     status_code: int | None = None
     retry_after_s: float | None = None

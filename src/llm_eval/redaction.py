@@ -10,7 +10,8 @@ _KEY_PATTERNS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
     re.compile(r"(?i)((?:api[_-]?key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
 ]
-_SECRET_NAME = re.compile(r"(?i)(API_KEY|TOKEN|SECRET|PASSWORD)")
+_SECRET_NAME = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH)")
+"""Names of settings and environment variables whose values are treated as secrets."""
 REDACTED = "[REDACTED]"
 
 

@@ -6,12 +6,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from llm_eval.scoring.result import ScoreResult
+
 TaskType = Literal["single_turn", "multi_turn", "tool_calling"]
-FlowName = Literal["single_turn", "multi_turn", "multi_round", "tool_loop"]
 RowStatus = Literal["correct", "incorrect", "error"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+RowKey = tuple[str, str, str, int]
+"""A trace row's identity: (model, benchmark, task id, epoch)."""
+
+DEFAULT_FLOW: dict[str, str] = {
+    "single_turn": "single_turn",
+    "multi_turn": "multi_turn",
+    "tool_calling": "tool_loop",
+}
+"""The flow a benchmark of each task type runs unless it names another."""
 
 
 class _Strict(BaseModel):
@@ -43,6 +54,9 @@ class ModelConfig(_Strict):
     )
     input_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M prompt tokens.")
     output_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens.")
+    max_concurrency: int | None = Field(
+        None, gt=0, description="Most calls in flight to this model (a one-slot local server: 1)."
+    )
     profile: str | None = Field(None, description="Mock provider behaviour profile.")
     seed: int = Field(0, description="Seed for providers that simulate (mock).")
     extra_params: dict[str, Any] = Field(
@@ -99,21 +113,21 @@ class BenchmarkConfig(_Strict):
 
     path: NonEmptyStr = Field(description="Task file, relative to the config root.")
     task_type: TaskType
-    scorer: Literal["language", "numeric", "exact"] = "exact"
+    scorer: NonEmptyStr = Field("exact", description="A registered scorer kind.")
     prompt: str = Field("default", description="Prompt entry in prompts.yaml.")
-    flow: FlowName | None = Field(None, description="Flow override; default follows task_type.")
+    flow: str | None = Field(
+        None, description="A registered flow; by default the task type's flow."
+    )
     tools: list[str] = Field(default_factory=list, description="Tools offered to the model.")
     active: bool = Field(True, description="Part of the default suite.")
     description: str = ""
 
     @property
-    def resolved_flow(self) -> FlowName:
+    def resolved_flow(self) -> str:
         """The flow that runs this benchmark's tasks."""
         if self.flow is not None:
             return self.flow
-        return {"single_turn": "single_turn", "multi_turn": "multi_turn"}.get(
-            self.task_type, "tool_loop"
-        )  # type: ignore[return-value]
+        return DEFAULT_FLOW[self.task_type]
 
 
 class PromptConfig(_Strict):
@@ -213,7 +227,8 @@ class ToolCallingTask(_TaskBase):
     expected_tools: list[str] = Field(default_factory=list)
 
 
-Task = Annotated[SingleTurnTask | MultiTurnTask | ToolCallingTask, Field(discriminator="task_type")]
+Task = SingleTurnTask | MultiTurnTask | ToolCallingTask
+"""Any task; a task file line is parsed into one of these by its `task_type`."""
 
 
 # --------------------------------------------------------------------------- traces
@@ -277,15 +292,6 @@ class ErrorInfo(BaseModel):
     attempts: int = 0
 
 
-class ScoreInfo(BaseModel):
-    """The scorer's verdict and why."""
-
-    correct: bool
-    method: str
-    extracted: str | None
-    scorer: str
-
-
 class TraceRow(BaseModel):
     """One model x task x epoch: everything sent, received and decided."""
 
@@ -312,12 +318,12 @@ class TraceRow(BaseModel):
     attempts: int = Field(0, description="Attempts over all calls of the task.")
     status: RowStatus
     error: ErrorInfo | None = None
-    score: ScoreInfo | None = None
+    score: ScoreResult | None = None
     settings: dict[str, Any] = Field(default_factory=dict, description="Model settings used.")
     started_at: str
     finished_at: str
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
+    def key(self) -> RowKey:
         """Identity of a row: a resumed run never holds two rows with one key."""
         return (self.model, self.benchmark, self.task_id, self.epoch)

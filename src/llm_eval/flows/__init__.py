@@ -1,15 +1,7 @@
 """Flows build the messages of a task and drive the model calls it needs."""
 
+from llm_eval.flows import multi_turn, single_turn, tool_loop  # noqa: F401  (register)
 from llm_eval.flows.base import Flow, FlowContext, FlowResult
-from llm_eval.flows.multi_turn import multi_round_flow, multi_turn_flow
-from llm_eval.flows.single_turn import single_turn_flow
-from llm_eval.flows.tool_loop import tool_loop_flow
+from llm_eval.flows.registry import FLOWS, flow_names, register_flow
 
-FLOWS: dict[str, Flow] = {
-    "single_turn": single_turn_flow,
-    "multi_turn": multi_turn_flow,
-    "multi_round": multi_round_flow,
-    "tool_loop": tool_loop_flow,
-}
-
-__all__ = ["FLOWS", "Flow", "FlowContext", "FlowResult"]
+__all__ = ["FLOWS", "Flow", "FlowContext", "FlowResult", "flow_names", "register_flow"]

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from llm_eval.providers.base import ChatResponse
-from llm_eval.schemas import PromptConfig, ToolCallRecord
-from llm_eval.tasks import AnyTask
+from llm_eval.schemas import PromptConfig, Task, ToolCallRecord
 from llm_eval.tools.registry import ToolRegistry
 
 Messages = list[dict[str, Any]]
@@ -39,7 +38,7 @@ class FlowResult:
 class Flow(Protocol):
     """Builds messages for one task, calls the model as often as it needs, returns the result."""
 
-    async def __call__(self, task: AnyTask, ctx: FlowContext) -> FlowResult: ...
+    async def __call__(self, task: Task, ctx: FlowContext) -> FlowResult: ...
 
 
 def opening_messages(prompt: PromptConfig, user_text: str) -> Messages:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from llm_eval.flows.base import FlowContext, FlowResult, with_system
-from llm_eval.schemas import MultiTurnTask
-from llm_eval.tasks import AnyTask
+from llm_eval.flows.registry import register_flow
+from llm_eval.schemas import MultiTurnTask, Task
 
 
-def _turns(task: AnyTask) -> list[dict[str, str]]:
+def _turns(task: Task) -> list[dict[str, str]]:
     if not isinstance(task, MultiTurnTask):
         raise TypeError(f"task {task.id!r} is not a multi_turn task")
     return [turn.model_dump() for turn in task.turns]
 
 
-async def multi_turn_flow(task: AnyTask, ctx: FlowContext) -> FlowResult:
+@register_flow("multi_turn")
+async def multi_turn_flow(task: Task, ctx: FlowContext) -> FlowResult:
     """Send the conversation so far; score the reply to its last user turn."""
     messages = with_system(ctx.prompt, _turns(task))
     reply = await ctx.call(messages, None)
@@ -21,7 +22,8 @@ async def multi_turn_flow(task: AnyTask, ctx: FlowContext) -> FlowResult:
     return FlowResult(messages, reply.content, reply.reasoning)
 
 
-async def multi_round_flow(task: AnyTask, ctx: FlowContext) -> FlowResult:
+@register_flow("multi_round")
+async def multi_round_flow(task: Task, ctx: FlowContext) -> FlowResult:
     """Answer, then answer each follow-up of the prompt in turn; score the last reply."""
     messages = with_system(ctx.prompt, _turns(task))
     reasoning: list[str] = []

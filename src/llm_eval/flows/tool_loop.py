@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from llm_eval.flows.base import FlowContext, FlowResult, opening_messages
-from llm_eval.schemas import ToolCallRecord
-from llm_eval.tasks import AnyTask
+from llm_eval.flows.registry import register_flow
+from llm_eval.schemas import Task, ToolCallRecord
 
 FINAL_NUDGE = "You have used every tool round. Give your final answer now, without tools."
 
 
-async def tool_loop_flow(task: AnyTask, ctx: FlowContext) -> FlowResult:
+@register_flow("tool_loop")
+async def tool_loop_flow(task: Task, ctx: FlowContext) -> FlowResult:
     """Let the model call tools until it answers in text or runs out of rounds."""
     messages = opening_messages(ctx.prompt, getattr(task, "question", ""))
     schemas = ctx.tools.schemas(ctx.tool_names) or None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 from llm_eval.schemas import ModelConfig, Usage
 
@@ -81,12 +81,34 @@ class ChatResponse:
         return message
 
 
-class Provider(Protocol):
-    """A model backend. Retries, caching and concurrency live outside, in the runner."""
+class Provider:
+    """A model backend: one async `complete`; policy in small overridable methods.
+
+    Retries, caching and concurrency live outside, in the runner's `ModelClient`. A subclass
+    sets `cacheable` / `simulated` and overrides what differs from these defaults.
+    """
 
     #: Whether identical requests may be replayed from the response cache.
-    cacheable: bool
+    cacheable: ClassVar[bool] = True
+    #: Simulated providers get the task's expected answer (`ChatRequest.hint`); real ones never.
+    simulated: ClassVar[bool] = False
+
+    def __init__(self, model: ModelConfig) -> None:
+        self.model = model
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call; raise `ProviderError` on failure."""
-        ...
+        raise NotImplementedError
+
+    def connection_key(self) -> str:
+        """Models sharing this key share one adaptive concurrency limit (one rate limit)."""
+        return f"{self.model.provider}|{self.model.api_base or self.model.model.split('/')[0]}"
+
+    def max_connections(self) -> int | None:
+        """Most calls in flight this backend takes at once; None leaves it to the runner."""
+        return self.model.max_concurrency
+
+    @classmethod
+    def config_problems(cls, model: ModelConfig) -> list[tuple[str | None, str]]:
+        """What is wrong with a model entry for this provider: (offending key, message)."""
+        return []

@@ -7,10 +7,11 @@ import time
 from typing import Any
 
 from llm_eval.errors import ProviderError
-from llm_eval.providers.base import ChatRequest, ChatResponse, ToolCall
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, ToolCall
+from llm_eval.providers.failures import is_transient_status, parse_retry_after
 from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.registry import register_provider
 from llm_eval.redaction import redact
-from llm_eval.retry import is_transient_status, parse_retry_after
 from llm_eval.schemas import ModelConfig, Usage
 
 _litellm: Any = None
@@ -45,13 +46,18 @@ def reasoning_params(model: ModelConfig) -> dict[str, Any]:
     return {"reasoning_effort": effort}
 
 
-class LiteLLMProvider:
+@register_provider("litellm")
+class LiteLLMProvider(Provider):
     """Any model LiteLLM can reach, including local OpenAI-compatible servers via `api_base`."""
 
-    cacheable = True
+    @classmethod
+    def config_problems(cls, model: ModelConfig) -> list[tuple[str | None, str]]:
+        if not model.api_key_env and not model.api_base:
+            return [(None, "a litellm model needs api_key_env or a local api_base")]
+        return []
 
     def __init__(self, model: ModelConfig) -> None:
-        self.model = model
+        super().__init__(model)
         self.litellm = load_litellm()
         self._key = os.environ.get(model.api_key_env, "") if model.api_key_env else ""
 
@@ -90,7 +96,9 @@ class LiteLLMProvider:
     def _parse(self, raw: Any, latency: float) -> ChatResponse:
         choices = getattr(raw, "choices", None) or []
         if not choices:
-            raise ProviderError("empty_response", "the provider returned no choices", True)
+            raise ProviderError(
+                "empty_response", "the provider returned no choices", transient=True
+            )
         message = choices[0].message
         usage = self._usage(raw)
         calls = [
@@ -138,20 +146,24 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     message = redact(str(exc), [api_key] if api_key else None)[:1000]
     retry_after = parse_retry_after(_header(exc, "retry-after"))
     if "ContextWindowExceeded" in name or "context_length_exceeded" in message:
-        return ProviderError("context_length", message, False, status or 400)
+        return ProviderError("context_length", message, transient=False, status_code=status or 400)
     if "Timeout" in name:
-        return ProviderError("timeout", message, True, status)
+        return ProviderError("timeout", message, transient=True, status_code=status)
     if name == "APIConnectionError" or "Connection error" in message:
-        return ProviderError("connection", message, True, status)
+        return ProviderError("connection", message, transient=True, status_code=status)
     if "JSONDecodeError" in name or "Expecting value" in message or "Invalid JSON" in message:
-        return ProviderError("malformed_response", message, True, status)
+        return ProviderError("malformed_response", message, transient=True, status_code=status)
     if status == 429 or "RateLimit" in name:
-        return ProviderError("rate_limit", message, True, 429, retry_after)
+        return ProviderError(
+            "rate_limit", message, transient=True, status_code=429, retry_after_s=retry_after
+        )
     if is_transient_status(status):
-        return ProviderError(f"http_{status}", message, True, status, retry_after)
+        return ProviderError(
+            f"http_{status}", message, transient=True, status_code=status, retry_after_s=retry_after
+        )
     if status is not None:
-        return ProviderError(f"http_{status}", message, False, status)
-    return ProviderError(name, message, False, None)
+        return ProviderError(f"http_{status}", message, transient=False, status_code=status)
+    return ProviderError(name, message, transient=False)
 
 
 def _header(exc: Exception, name: str) -> str | None:

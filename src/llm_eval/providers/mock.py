@@ -15,8 +15,10 @@ import unicodedata
 from collections import Counter
 
 from llm_eval.errors import ProviderError
-from llm_eval.providers.base import ChatRequest, ChatResponse, TaskHint, ToolCall
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
+from llm_eval.providers.mock_profiles import PROFILE_NAMES
 from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.registry import register_provider
 from llm_eval.schemas import ModelConfig, Usage
 
 WRONG_SHARE = 0.25  # flaky: share of tasks answered wrongly
@@ -74,20 +76,34 @@ def wrong_answer(answer: str) -> str:
     return "δεν είμαι σίγουρος" if any("α" <= c <= "ω" for c in answer.lower()) else "unknown"
 
 
-class MockProvider:
+@register_provider("mock")
+class MockProvider(Provider):
     """Simulated model with a named behaviour profile; deterministic given its seed."""
 
     cacheable = False  # free and deterministic: nothing to save by caching
+    simulated = True
+
+    @classmethod
+    def config_problems(cls, model: ModelConfig) -> list[tuple[str | None, str]]:
+        if (model.profile or "varied") not in PROFILE_NAMES:
+            known = ", ".join(PROFILE_NAMES)
+            return [("profile", f"unknown mock profile {model.profile!r} (known: {known})")]
+        return []
 
     def __init__(self, model: ModelConfig) -> None:
-        self.model = model
+        super().__init__(model)
         self.profile = model.profile or "varied"
         self._attempts: Counter[str] = Counter()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         hint = request.hint
         if hint is None:
-            raise ProviderError("bad_request", "the mock provider needs a task hint", False, 400)
+            raise ProviderError(
+                "bad_request",
+                "the mock provider needs a task hint",
+                transient=False,
+                status_code=400,
+            )
         await asyncio.sleep(0.002 + 0.004 * unit_hash(self.model.seed, hint.task_id, "latency"))
         self._maybe_fail(request, hint)
         answer = self._answer(hint, request.epoch)
@@ -102,7 +118,13 @@ class MockProvider:
         first_attempt = self._attempts[key] == 1
         roll = unit_hash(self.model.seed, key, "transient")
         if self.profile == "flaky" and first_attempt and roll < TRANSIENT_SHARE:
-            raise ProviderError("rate_limit", "simulated 429 Too Many Requests", True, 429, 0.0)
+            raise ProviderError(
+                "rate_limit",
+                "simulated 429 Too Many Requests",
+                transient=True,
+                status_code=429,
+                retry_after_s=0.0,
+            )
 
     def _answer(self, hint: TaskHint, epoch: int) -> str:
         wrong = unit_hash(self.model.seed, hint.benchmark, hint.task_id, epoch, "wrong")

@@ -1,4 +1,8 @@
-"""Provider names and lazy factories, so heavy clients are imported only when used."""
+"""Provider names and their classes. A new provider is one class and one `@register_provider`.
+
+The built-in providers register themselves when their modules are imported; those modules
+import nothing heavy at module level (LiteLLM loads when a LiteLLM provider is built).
+"""
 
 from __future__ import annotations
 
@@ -7,36 +11,41 @@ from collections.abc import Callable
 from llm_eval.providers.base import Provider
 from llm_eval.schemas import ModelConfig
 
-
-def _litellm(model: ModelConfig) -> Provider:
-    from llm_eval.providers.litellm_client import LiteLLMProvider
-
-    return LiteLLMProvider(model)
+ProviderClass = type[Provider]
+_PROVIDERS: dict[str, ProviderClass] = {}
 
 
-def _mock(model: ModelConfig) -> Provider:
-    from llm_eval.providers.mock import MockProvider
+def register_provider(name: str) -> Callable[[ProviderClass], ProviderClass]:
+    """Class decorator: make `name` a valid `provider:` of a model entry."""
 
-    return MockProvider(model)
+    def register(cls: ProviderClass) -> ProviderClass:
+        _PROVIDERS[name] = cls
+        return cls
+
+    return register
 
 
-_FACTORIES: dict[str, Callable[[ModelConfig], Provider]] = {
-    "litellm": _litellm,
-    "mock": _mock,
-}
+def _builtins() -> dict[str, ProviderClass]:
+    import llm_eval.providers.litellm_client
+    import llm_eval.providers.mock  # noqa: F401  (registers on import)
+
+    return _PROVIDERS
 
 
 def provider_names() -> list[str]:
     """Names a model entry's `provider` may take."""
-    return sorted(_FACTORIES)
+    return sorted(_builtins())
+
+
+def provider_class(name: str) -> ProviderClass:
+    """The class registered under `name`; ValueError naming the known ones otherwise."""
+    try:
+        return _builtins()[name]
+    except KeyError:
+        known = ", ".join(provider_names())
+        raise ValueError(f"unknown provider {name!r}; known: {known}") from None
 
 
 def create_provider(model: ModelConfig) -> Provider:
     """Build the provider of one model entry."""
-    try:
-        factory = _FACTORIES[model.provider]
-    except KeyError:
-        raise ValueError(
-            f"unknown provider {model.provider!r}; known: {', '.join(provider_names())}"
-        ) from None
-    return factory(model)
+    return provider_class(model.provider)(model)

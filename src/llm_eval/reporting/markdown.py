@@ -1,6 +1,6 @@
 """Render scored trace rows as one Markdown report.
 
-Every number comes from `reporting.tables` (pandas) and `llm_eval.statistics`; this module
+Every number comes from `reporting.tables` (pandas) and `llm_eval.reporting.statistics`; this module
 only formats. Formatting is uniform: accuracy as a percent with one decimal, intervals as
 `[lo–hi]` in percent, unknown values as `n/a` (never 0).
 """
@@ -53,7 +53,7 @@ def fmt_accuracy(value: float | None, lo: float | None, hi: float | None) -> str
 def fmt_cell(row: Mapping[str, Any]) -> str:
     """A result cell: `correct / total, accuracy [lo–hi]`, plus the error count if any."""
     text = f"{int(row['correct'])} / {int(row['total'])}, "
-    text += fmt_accuracy(row["accuracy"], row["lo"], row["hi"])
+    text += fmt_accuracy(row["strict_accuracy"], row["strict_lo"], row["strict_hi"])
     return text + (f" ({int(row['errors'])} err)" if int(row["errors"]) else "")
 
 
@@ -218,7 +218,7 @@ def _summary_row(r: Mapping[str, Any]) -> list[str]:
     return [
         r["display"],
         f"{int(r['correct'])} / {int(r['total'])}",
-        fmt_accuracy(r["accuracy"], r["lo"], r["hi"]),
+        fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
         fmt_int(r["total_tokens"]),
         fmt_int(r["reasoning_tokens"]),
         fmt_seconds(r["latency_mean"]),
@@ -266,7 +266,7 @@ def _coverage_row(r: Mapping[str, Any], checked: bool) -> list[str]:
     missing = ", ".join(f"{name}: {n}" for name, n in r["missing"].items())
     correct, total, errors = int(r["correct"]), int(r["total"]), int(r["errors"])
     valid = fmt_accuracy(r["valid_accuracy"], r["valid_lo"], r["valid_hi"])
-    strict = fmt_accuracy(r["accuracy"], r["lo"], r["hi"])
+    strict = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
     return [
         r["display"],
         str(int(r["rows"])),

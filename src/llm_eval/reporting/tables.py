@@ -1,8 +1,8 @@
 """Aggregate trace rows into tidy pandas DataFrames that the report and the charts share.
 
 pandas is imported inside each function, never at module level, so importing the reporting
-package stays cheap for the CLI. Statistics come from `llm_eval.statistics`; this module only
-groups rows and attaches them.
+package stays cheap for the CLI. Statistics come from `llm_eval.reporting.statistics`;
+this module only groups rows and attaches them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from llm_eval import statistics as st
+from llm_eval.reporting import statistics as st
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,7 +139,7 @@ def accuracy_table(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 
 _SUMMARY_COLUMNS = (
-    "correct", "incorrect", "errors", "total", "accuracy", "lo", "hi",
+    "correct", "incorrect", "errors", "total", "strict_accuracy", "strict_lo", "strict_hi",
     "valid_accuracy", "valid_lo", "valid_hi",
 )  # fmt: skip
 
@@ -154,9 +154,9 @@ def _summary_record(counts: pd.Series) -> dict[str, Any]:
         "incorrect": summary.incorrect,
         "errors": summary.errors,
         "total": summary.total,
-        "accuracy": summary.strict_accuracy,
-        "lo": summary.strict_interval[0],
-        "hi": summary.strict_interval[1],
+        "strict_accuracy": summary.strict_accuracy,
+        "strict_lo": summary.strict_interval[0],
+        "strict_hi": summary.strict_interval[1],
         "valid_accuracy": summary.valid_accuracy,
         "valid_lo": summary.valid_interval[0],
         "valid_hi": summary.valid_interval[1],
@@ -262,7 +262,10 @@ def coverage_table(
                 "errors_by_kind": _error_kinds(group),
                 "missing": missing,
                 "missing_total": sum(missing.values()),
-                **{c: row[c] for c in ("correct", "total", "accuracy", "lo", "hi")},
+                **{
+                    c: row[c]
+                    for c in ("correct", "total", "strict_accuracy", "strict_lo", "strict_hi")
+                },
                 **{c: row[c] for c in ("valid_accuracy", "valid_lo", "valid_hi")},
                 "complete": int(row["errors"]) == 0 and not any(missing.values()),
             }

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from llm_eval.scoring.normalize import LATEX_TEXT_RE
+
 ExtractionRule = Literal["marker", "boxed", "bold", "last_line", "empty"]
 
 _THINK_BLOCK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
@@ -83,7 +85,6 @@ _WRAPPERS = (
     ("(", ")"),
     ("[", "]"),
 )
-_LATEX_TEXT_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textit|operatorname)\s*\{([^{}]*)\}")
 _LEADING_JUNK_RE = re.compile(r"^(?:[-*+>#•]+\s+|\d+[.)]\s+(?=\D)|[:：=→]+\s*)")
 _TRAILING_PUNCT = " \t.,;:!?…。·"
 
@@ -196,7 +197,7 @@ def clean_answer(text: str) -> str:
     previous = None
     while previous != text:
         previous = text
-        text = _LATEX_TEXT_RE.sub(r"\1", text).strip().strip(_TRAILING_PUNCT)
+        text = LATEX_TEXT_RE.sub(r"\1", text).strip().strip(_TRAILING_PUNCT)
         text = _unwrap(_LEADING_JUNK_RE.sub("", text))
     return text.strip()
 

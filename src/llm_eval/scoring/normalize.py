@@ -38,6 +38,11 @@ _LOOKALIKES = str.maketrans(
 # NFD then deleting combining marks is several times faster than a translate table.
 _COMBINING_RE = re.compile("[\u0300-\u036f]+")
 
+LATEX_TEXT_RE = re.compile(
+    r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}"
+)
+"""A LaTeX text-style command around plain content (`\\text{cm}`, `\\mathbf{7}`)."""
+
 
 def _repair_mixed_word(match: re.Match[str]) -> str:
     word = match.group(0)

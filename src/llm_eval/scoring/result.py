@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict
 
-@dataclass(frozen=True, slots=True)
-class ScoreResult:
-    """A verdict on one response, with the rule that decided it so a person can check why."""
+
+class ScoreResult(BaseModel):
+    """A verdict on one response, with the rule that decided it so a person can check why.
+
+    The same type is returned by `score_text` and persisted as a trace row's `score`.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     correct: bool
     """Whether the response gives the expected answer."""
@@ -17,6 +23,8 @@ class ScoreResult:
     """The final answer extracted from the response; None when the response is empty."""
     detail: str = ""
     """A human-readable note on what the deciding rule saw."""
+    scorer: str | None = None
+    """The scorer kind that decided (`language`, `numeric`, `exact`, ...), once persisted."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,14 @@ from llm_eval.scoring.matchers import (
     says_both,
     tokens_equal,
 )
-from llm_eval.scoring.normalize import find_numbers, fold_text, last_number, number_words, tokens
+from llm_eval.scoring.normalize import (
+    LATEX_TEXT_RE,
+    find_numbers,
+    fold_text,
+    last_number,
+    number_words,
+    tokens,
+)
 from llm_eval.scoring.result import RuleTrace, ScoreResult
 
 Scorer = Callable[[str, str, str | None], ScoreResult]
@@ -281,7 +288,6 @@ def _token_coverage(ctx: Context) -> Outcome:
 # --- Rules of the numeric scorer ----------------------------------------------------------
 
 _LATEX_NOISE_RE = re.compile(r"\\[,!;: ]|\\%|\\\$|\$|\\left|\\right|\^\\circ|\^\{\\circ\}")
-_LATEX_TEXT_RE = re.compile(r"\\(?:text|mathrm|mathbf|textbf|operatorname)\s*\{([^{}]*)\}")
 _FRACTION_RE = re.compile(r"^\s*(-?)\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}\s*$")
 _SLASH_FRACTION_RE = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
 _POWER_RE = re.compile(r"^\s*(\d+)\s*\^\s*\{?\s*(\d{1,3})\s*\}?\s*$")
@@ -292,7 +298,7 @@ def stated_number(text: str) -> Fraction | None:
 
     Several different numbers with no "=" to pick one (a list, a range) state none.
     """
-    text = _LATEX_NOISE_RE.sub("", _LATEX_TEXT_RE.sub(r"\1", text))
+    text = _LATEX_NOISE_RE.sub("", LATEX_TEXT_RE.sub(r"\1", text))
     text = text.rsplit("=", 1)[-1]
     special = _special_number(text)
     if special is not None:
@@ -451,8 +457,18 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
         if outcome.status != "pass":
             correct = outcome.status == "match"
             method = rule.name if correct else (outcome.method or rule.name)
-            return ScoreResult(correct, method, ctx.extraction.answer, outcome.detail)
-    return ScoreResult(False, "no_match", ctx.extraction.answer, "no rule found the answer")
+            return ScoreResult(
+                correct=correct,
+                method=method,
+                extracted=ctx.extraction.answer,
+                detail=outcome.detail,
+            )
+    return ScoreResult(
+        correct=False,
+        method="no_match",
+        extracted=ctx.extraction.answer,
+        detail="no rule found the answer",
+    )
 
 
 def _language_chain(ctx: Context) -> Sequence[Rule]:

@@ -41,7 +41,6 @@ import fcntl
 import itertools
 import json
 import os
-import re
 import resource
 import shutil
 import signal
@@ -172,7 +171,6 @@ _MIN_TMPFS_MB = 16
 # The only variables the child sees; everything else (API keys, tokens, .env values) is absent
 # because the environment starts empty.
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
 
 # Loads this file by path in the child (the package itself may not be importable there) and
 # hands over to the bootstrap. The module is registered in sys.modules because dataclasses
@@ -289,7 +287,9 @@ def _child_env(workdir: Path) -> dict[str, str]:
     for name, value in os.environ.items():
         if name.startswith("OPENBLAS_"):
             env[name] = value
-    return {name: value for name, value in env.items() if not _SECRET_NAME.search(name)}
+    from llm_eval.redaction import is_secret_name  # parent side only: the child copy is bare
+
+    return {name: value for name, value in env.items() if not is_secret_name(name)}
 
 
 def _rlimits(limits: PythonExecLimits) -> list[tuple[str, int, int]]:

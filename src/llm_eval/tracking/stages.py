@@ -64,7 +64,7 @@ def _log_model_runs(
     rows_paths: Sequence[Path],
     artifacts: Sequence[Path],
 ) -> list[str]:
-    from llm_eval.trace_io import read_many
+    from llm_eval.runner.trace_io import read_many
 
     by_model: dict[str, list[TraceRow]] = {}
     for row in read_many(rows_paths):
@@ -86,7 +86,7 @@ def _log_model_run(
 ) -> str:
     from mlflow.entities import Param
 
-    from llm_eval.metrics import benchmark_metrics
+    from llm_eval.reporting.metrics import benchmark_metrics
 
     tags = {
         **ctx.base_tags(),

@@ -13,22 +13,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from llm_eval.cache import ResponseCache, cache_dir
-from llm_eval.config import AppConfig
+from llm_eval.config.loading import AppConfig
+from llm_eval.config.task_files import read_task_file
 from llm_eval.errors import MissingApiKeyError, ProviderError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
 from llm_eval.providers.registry import create_provider
-from llm_eval.ratelimit import AdaptiveLimiter
 from llm_eval.redaction import redact
-from llm_eval.rescoring import score_row
-from llm_eval.retry import AttemptLog, RetryPolicy, call_with_retries
-from llm_eval.schemas import CallRecord, ErrorInfo, ModelConfig, TraceRow, Usage
-from llm_eval.tasks import AnyTask, read_task_file
+from llm_eval.runner.cache import ResponseCache, cache_dir
+from llm_eval.runner.model_client import CallCounters, ModelClient
+from llm_eval.runner.ratelimit import AdaptiveLimiter
+from llm_eval.runner.retry import RetryPolicy
+from llm_eval.runner.trace_io import AsyncTraceWriter, RowKey, prepare_resume
+from llm_eval.schemas import CallRecord, ErrorInfo, ModelConfig, Task, TraceRow, Usage
+from llm_eval.scoring.rows import score_row
 from llm_eval.tools.registry import ToolRegistry
-from llm_eval.trace_io import AsyncTraceWriter, RowKey, prepare_resume
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class WorkItem:
 
     model: str
     benchmark: str
-    task: AnyTask
+    task: Task
     epoch: int
 
     @property
@@ -53,7 +54,7 @@ class TaskFilter:
     exclude: frozenset[str] = frozenset()
     limit: int | None = None
 
-    def apply(self, tasks: list[AnyTask]) -> list[AnyTask]:
+    def apply(self, tasks: list[Task]) -> list[Task]:
         kept = [
             t
             for t in tasks
@@ -62,12 +63,25 @@ class TaskFilter:
         return kept if self.limit is None else kept[: self.limit]
 
 
-class ProgressSink:
+class ProgressSink(Protocol):
     """Receives progress events; the CLI draws a Rich bar, tests may count."""
 
     def start(self, totals: dict[str, int]) -> None: ...
     def row_done(self, model: str, status: str) -> None: ...
     def retried(self, model: str) -> None: ...
+
+
+class SilentProgress:
+    """A progress sink that shows nothing."""
+
+    def start(self, totals: dict[str, int]) -> None:
+        return None
+
+    def row_done(self, model: str, status: str) -> None:
+        return None
+
+    def retried(self, model: str) -> None:
+        return None
 
 
 @dataclass
@@ -79,8 +93,7 @@ class RunSummary:
     rows_written: int = 0
     rows_kept: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
-    model_calls: int = 0
-    cache_hits: int = 0
+    calls: CallCounters = field(default_factory=CallCounters)
 
     def error_share(self) -> float:
         total = sum(self.statuses.values())
@@ -123,7 +136,7 @@ class EvaluationRunner:
         self.filter = task_filter or TaskFilter()
         self.epochs = epochs or config.runner.epochs
         self.resume = resume
-        self.progress = progress or ProgressSink()
+        self.progress: ProgressSink = progress or SilentProgress()
         runner = config.runner
         self.policy = RetryPolicy(
             runner.max_attempts,
@@ -132,16 +145,34 @@ class EvaluationRunner:
             runner.retry_after_cap_s,
         )
         use_cache = runner.cache if use_cache is None else use_cache
-        self.cache = ResponseCache(cache_dir(config.root)) if use_cache else None
+        cache = ResponseCache(cache_dir(config.root)) if use_cache else None
         self.tools = ToolRegistry(config.tools)
-        self.providers = {name: provider_factory(config.models[name]) for name in models}
+        self.summary = RunSummary(output, run_id or new_run_id())
+        self.clients = self._clients(provider_factory, cache)
         self._global = asyncio.Semaphore(runner.global_limit)
-        self._per_model = {name: asyncio.Semaphore(runner.per_model_limit) for name in models}
-        self._limiters: dict[str, AdaptiveLimiter] = {}
-        self._rng = random.Random()
+        self._per_model = {
+            name: asyncio.Semaphore(min(runner.per_model_limit, client.limiter.ceiling))
+            for name, client in self.clients.items()
+        }
         self._started = 0
         self._next_start = 0.0
-        self.summary = RunSummary(output, run_id or new_run_id())
+
+    def _clients(
+        self, factory: Callable[[ModelConfig], Provider], cache: ResponseCache | None
+    ) -> dict[str, ModelClient]:
+        """One client per model; models on one connection share its adaptive limiter."""
+        limiters: dict[str, AdaptiveLimiter] = {}
+        clients: dict[str, ModelClient] = {}
+        rng = random.Random()
+        for name in self.models:
+            provider = factory(self.config.models[name])
+            key = provider.connection_key()
+            ceiling = min(self.config.runner.global_limit, provider.max_connections() or 10**9)
+            limiter = limiters.setdefault(key, AdaptiveLimiter(ceiling))
+            clients[name] = ModelClient(
+                provider, self.policy, limiter, cache, self.summary.calls, rng
+            )
+        return clients
 
     # ------------------------------------------------------------------ planning
 
@@ -205,12 +236,11 @@ class EvaluationRunner:
         except ProviderError as error:
             return self._error_row(item, calls, conversation, error, started_at, started)
         except TimeoutError:
-            error = ProviderError(
-                "task_timeout", f"task exceeded {self.config.runner.task_timeout_s} s", False
-            )
+            limit = self.config.runner.task_timeout_s
+            error = ProviderError("task_timeout", f"task exceeded {limit} s", transient=False)
             return self._error_row(item, calls, conversation, error, started_at, started)
         except Exception as exc:  # a bug must not take the run down with it: record it
-            error = ProviderError("internal_error", f"{type(exc).__name__}: {exc}", False)
+            error = ProviderError("internal_error", f"{type(exc).__name__}: {exc}", transient=False)
             return self._error_row(item, calls, conversation, error, started_at, started)
         row = self._base_row(item, calls, result.messages, started_at, started, "incorrect")
         row = row.model_copy(
@@ -247,50 +277,10 @@ class EvaluationRunner:
         tools: list[dict[str, Any]] | None,
         calls: list[CallRecord],
     ) -> ChatResponse:
-        request = self._request(item, messages, tools)
-        provider = self.providers[item.model]
-        use_cache = self.cache is not None and provider.cacheable
-        if use_cache and (hit := self.cache.get(request)) is not None:  # type: ignore[union-attr]
-            self.summary.cache_hits += 1
-            calls.append(CallRecord(latency_s=0.0, attempts=0, cached=True, usage=hit.usage))
-            return hit
-        log = AttemptLog()
-        started_at, started = _now(), time.perf_counter()
-        limiter = self._limiter(item.model)
-
-        async def attempt() -> ChatResponse:
-            async with limiter.slot():
-                self.summary.model_calls += 1
-                return await provider.complete(request)
-
-        def on_retry(error: ProviderError) -> None:
-            if error.status_code == 429:
-                limiter.rate_limited()
-            self.progress.retried(item.model)
-
-        try:
-            response = await call_with_retries(
-                attempt, self.policy, log, on_retry=on_retry, rng=self._rng
-            )
-        except ProviderError as error:
-            calls.append(CallRecord(latency_s=time.perf_counter() - started, attempts=log.attempts,
-                                    started_at=started_at))  # fmt: skip
-            error.extra["attempts"] = str(sum(c.attempts for c in calls))
-            raise
-        limiter.succeeded()
-        response.latency_s = response.latency_s or time.perf_counter() - started
-        calls.append(
-            CallRecord(
-                latency_s=round(response.latency_s, 6),
-                attempts=log.attempts,
-                usage=response.usage,
-                finish_reason=response.finish_reason,
-                started_at=started_at,
-            )
-        )
-        if use_cache:
-            self.cache.put(request, response)  # type: ignore[union-attr]
-        return response
+        client = self.clients[item.model]
+        hint = TaskHint(item.benchmark, item.task.id, item.task.answer, item.task.task_type)
+        request = client.request(self._request(item, messages, tools), hint)
+        return await client.call(request, calls, lambda _error: self.progress.retried(item.model))
 
     async def _ramp_up(self) -> None:
         """Stagger the first wave of tasks instead of firing them in one burst.
@@ -310,13 +300,6 @@ class EvaluationRunner:
         if slot > now:
             await asyncio.sleep(slot - now)
 
-    def _limiter(self, model_name: str) -> AdaptiveLimiter:
-        model = self.config.models[model_name]
-        key = f"{model.provider}|{model.api_base or model.model.split('/')[0]}"
-        if key not in self._limiters:
-            self._limiters[key] = AdaptiveLimiter(self.config.runner.global_limit)
-        return self._limiters[key]
-
     def _request(
         self, item: WorkItem, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> ChatRequest:
@@ -329,7 +312,6 @@ class EvaluationRunner:
             max_tokens=model.max_tokens or self.config.runner.max_tokens,
             timeout_s=self.config.runner.request_timeout_s,
             epoch=item.epoch,
-            hint=TaskHint(item.benchmark, item.task.id, item.task.answer, item.task.task_type),
         )
 
     # ------------------------------------------------------------------ rows

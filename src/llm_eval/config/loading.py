@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from llm_eval.config.yaml_lines import KeyPath, LocatedYaml, load_located_yaml
 from llm_eval.errors import ConfigError, Problem
 from llm_eval.schemas import (
     BenchmarkConfig,
@@ -19,7 +20,6 @@ from llm_eval.schemas import (
     ToolConfig,
     TrackingConfig,
 )
-from llm_eval.yaml_lines import KeyPath, LocatedYaml, load_located_yaml
 
 PARAMS_FILE = "params.yaml"
 BENCHMARKS_FILE = "configs/benchmarks.yaml"

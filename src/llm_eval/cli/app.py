@@ -34,11 +34,11 @@ def validate(
     ] = None,
 ) -> None:
     """Dry run: check config, references and every task file; call no model, write nothing."""
-    from llm_eval.validation import validate as run_validation
+    from llm_eval.config.validation import validate as run_validation
 
     report = run_validation(str(config_root))
     if json_out is not None:  # the pipeline's `validate` stage: write the JSON, track it
-        from llm_eval.pipeline import write_validation
+        from llm_eval.cli.validate import write_validation
 
         write_validation(report, json_out, config_root)
     if not report.ok:
@@ -57,8 +57,8 @@ def validate(
 @app.command("list-config")
 def list_config(config_root: ConfigRoot = Path(".")) -> None:
     """Show models, benchmarks (with task counts), prompts and tools."""
-    from llm_eval.console import print_config
-    from llm_eval.validation import validate as run_validation
+    from llm_eval.cli.console import print_config
+    from llm_eval.config.validation import validate as run_validation
 
     report = run_validation(str(config_root))
     if report.config is None:
@@ -101,7 +101,7 @@ def run(
     config_root: ConfigRoot = Path("."),
 ) -> None:
     """Run models on benchmarks and write one trace row per model x task x epoch."""
-    from llm_eval.run_command import RunOptions, execute_run
+    from llm_eval.cli.run import RunOptions, execute_run
 
     options = RunOptions(
         models=model,
@@ -139,13 +139,14 @@ def score(
     explain: Annotated[
         str | None, typer.Option(help="Show how each scoring rule decided for this task id.")
     ] = None,
+    config_root: ConfigRoot = Path("."),
 ) -> None:
     """Rescore trace rows without calling any model."""
-    from llm_eval.score_command import execute_explain, execute_score
+    from llm_eval.cli.score import execute_explain, execute_score
 
     if explain is not None:
         raise typer.Exit(execute_explain(results, explain))
-    raise typer.Exit(execute_score(results, output, metrics))
+    raise typer.Exit(execute_score(results, output, metrics, config_root))
 
 
 @app.command()
@@ -171,10 +172,10 @@ def report(
     config_root: ConfigRoot = Path("."),
 ) -> None:
     """Write a Markdown report (and SVG charts) from trace files."""
-    from llm_eval.report_command import execute_report
+    from llm_eval.cli.report import execute_report
 
     if from_params:
-        from llm_eval.pipeline import scored_paths
+        from llm_eval.config.layout import scored_paths
 
         results = [*results, *scored_paths(config_root)]
     if not results:
@@ -195,7 +196,7 @@ def compare(
     ] = None,
 ) -> None:
     """Compare two runs (or two models) task by task: paired table, McNemar, bootstrap."""
-    from llm_eval.compare_command import execute_compare
+    from llm_eval.cli.compare import execute_compare
 
     raise typer.Exit(execute_compare(first, second, output))
 

@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 
 from llm_eval.errors import UsageError
-from llm_eval.trace_io import read_many
+from llm_eval.runner.trace_io import dump_json, read_many
+from llm_eval.schemas import TraceRow
 
 
 def expected_task_counts(config_root: Path) -> dict[str, int] | None:
     """Task counts per benchmark from the config, to spot missing rows; None if no config."""
-    from llm_eval.validation import validate
+    from llm_eval.config.validation import validate
 
     report = validate(str(config_root))
     return dict(report.task_counts) if report.config is not None else None
@@ -36,7 +37,7 @@ def execute_report(
         raise UsageError("--results: the given files hold no rows")
     chart_paths: dict[str, str] | None = None
     if charts_dir is not None:
-        from llm_eval.charts import render_charts
+        from llm_eval.reporting.charts import render_charts
 
         written = render_charts(rows, charts_dir)
         chart_paths = {
@@ -48,16 +49,31 @@ def execute_report(
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
     print(f"wrote {output} ({len(rows)} rows)")
-    from llm_eval.pipeline import track_report
-
-    track_report(rows, output, [output.parent / p for p in (chart_paths or {}).values()],
-                 summary, config_root)  # fmt: skip
+    charts = [output.parent / p for p in (chart_paths or {}).values()]
+    _track_report(rows, output, charts, summary, config_root)
     return 0
 
 
-def _expected(rows: list, config_root: Path) -> dict[str, int] | None:
+def _expected(rows: list[TraceRow], config_root: Path) -> dict[str, int] | None:
     counts = expected_task_counts(config_root)
     if counts is None:
         return None
     present = {row.benchmark for row in rows}
     return {name: count for name, count in counts.items() if name in present}
+
+
+def _track_report(
+    rows: list[TraceRow], report: Path, charts: list[Path], summary: Path | None, config_root: Path
+) -> None:
+    """Write the per-model summary metrics (if asked), then track the `report` stage."""
+    from llm_eval.reporting.metrics import summary_metrics
+    from llm_eval.tracking import track_stage
+
+    metrics = summary_metrics(rows)
+    if summary is not None:
+        dump_json(summary, metrics)
+    artifacts = [report, *charts, *([summary] if summary is not None else [])]
+    models = list(dict.fromkeys(row.model for row in rows))
+    track_stage(
+        "report", config_root=config_root, artifacts=artifacts, metrics=metrics, models=models
+    )

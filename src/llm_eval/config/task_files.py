@@ -6,21 +6,21 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from llm_eval.errors import Problem
-from llm_eval.schemas import MultiTurnTask, SingleTurnTask, Task, ToolCallingTask
+from llm_eval.schemas import Task
 
-AnyTask = SingleTurnTask | MultiTurnTask | ToolCallingTask
-_TASK_ADAPTER: TypeAdapter[AnyTask] = TypeAdapter(Task)
+_TASK_ADAPTER: TypeAdapter[Task] = TypeAdapter(Annotated[Task, Field(discriminator="task_type")])
 
 
 @dataclass(frozen=True)
 class LoadedTask:
     """A task and the line it came from."""
 
-    task: AnyTask
+    task: Task
     line: int
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm_eval.errors import UsageError
-from llm_eval.metrics import benchmark_metrics
-from llm_eval.rescoring import score_rows
-from llm_eval.trace_io import dump_json, read_rows, write_rows
+from llm_eval.reporting.metrics import benchmark_metrics
+from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
+from llm_eval.scoring.rows import score_rows
 
 
-def execute_score(results: list[Path], output: Path | None, metrics: Path | None) -> int:
+def execute_score(
+    results: list[Path], output: Path | None, metrics: Path | None, config_root: Path = Path(".")
+) -> int:
     """Rescore each file (in place unless `output`), print what changed."""
     if output is not None and len(results) != 1:
         raise UsageError("--output takes exactly one --results file")
@@ -29,7 +31,12 @@ def execute_score(results: list[Path], output: Path | None, metrics: Path | None
     from llm_eval.tracking import track_stage
 
     extra = [metrics] if metrics is not None else []
-    track_stage("score", rows_paths=[output] if output else results, artifacts=extra)
+    track_stage(
+        "score",
+        config_root=config_root,
+        rows_paths=[output] if output else results,
+        artifacts=extra,
+    )
     return 0
 
 

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 from llm_eval.errors import ProviderError
 
 T = TypeVar("T")
-
-TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-PERMANENT_STATUS = frozenset({400, 401, 403, 404, 413, 422})
 
 
 @dataclass(frozen=True)
@@ -62,24 +57,3 @@ async def call_with_retries(
             if on_retry is not None:
                 on_retry(error)
             await asyncio.sleep(policy.delay(log.attempts, error, rng))
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds: either a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def is_transient_status(status: int | None) -> bool:
-    """Rate limits, server errors and timeouts are worth another try; client errors are not."""
-    return status is not None and (status in TRANSIENT_STATUS or status >= 500)

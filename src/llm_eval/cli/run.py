@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from llm_eval.config import AppConfig
+from llm_eval.config.loading import AppConfig
 from llm_eval.errors import ConfigError, UsageError
 from llm_eval.schemas import ModelConfig, RunnerConfig
 
@@ -97,7 +97,7 @@ def as_mock(model: ModelConfig) -> ModelConfig:
 
 def prepare(options: RunOptions) -> tuple[AppConfig, list[str], list[str]]:
     """Load, validate and adjust the config for this run; raise before anything runs."""
-    from llm_eval.validation import validate
+    from llm_eval.config.validation import validate
 
     report = validate(str(options.config_root))
     if not report.ok:
@@ -124,8 +124,8 @@ def execute_run(options: RunOptions) -> int:
     """Run and print a summary; the exit code says whether too many rows errored."""
     from dotenv import load_dotenv
 
-    from llm_eval.console import RichProgress
-    from llm_eval.runner import EvaluationRunner, TaskFilter, check_api_keys, new_run_id
+    from llm_eval.cli.progress import RichProgress
+    from llm_eval.runner.runner import EvaluationRunner, TaskFilter, check_api_keys, new_run_id
 
     if options.resume and options.output is None:
         raise UsageError("--resume needs --output naming the trace file to complete")
@@ -164,8 +164,8 @@ def _print_summary(summary: Any, fail_on_error: float) -> int:
     print(
         f"wrote {summary.rows_written} rows ({summary.rows_kept} kept from before) to "
         f"{summary.output}: {statuses['correct']} correct, {statuses['incorrect']} incorrect, "
-        f"{statuses['error']} error; {summary.model_calls} model calls, "
-        f"{summary.cache_hits} cache hits"
+        f"{statuses['error']} error; {summary.calls.model_calls} model calls, "
+        f"{summary.calls.cache_hits} cache hits"
     )
     if summary.error_share() > fail_on_error:
         print(

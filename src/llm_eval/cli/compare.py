@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm_eval.errors import UsageError
+from llm_eval.runner.trace_io import read_rows
 from llm_eval.schemas import TraceRow
-from llm_eval.trace_io import read_rows
 
 
 def tag_rows(rows: list[TraceRow], tag: str) -> list[TraceRow]:

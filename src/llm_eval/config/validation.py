@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from llm_eval.config import (
+from llm_eval.config.loading import (
     BENCHMARKS_FILE,
     PARAMS_FILE,
     PROMPTS_FILE,
@@ -12,11 +13,12 @@ from llm_eval.config import (
     AppConfig,
     load_config,
 )
+from llm_eval.config.task_files import TaskFile, read_task_file
 from llm_eval.errors import ConfigError, Problem
-from llm_eval.providers.mock_profiles import PROFILE_NAMES
-from llm_eval.providers.registry import provider_names
+from llm_eval.flows.registry import flow_names
+from llm_eval.providers.registry import provider_class, provider_names
 from llm_eval.schemas import ToolCallingTask
-from llm_eval.tasks import TaskFile, read_task_file
+from llm_eval.scoring import SCORER_KINDS
 from llm_eval.tools.registry import registered_tool_names
 
 
@@ -89,25 +91,10 @@ def _model_problems(config: AppConfig) -> list[Problem]:
                     f"model {name!r}: prompt {model.prompt!r} is not defined in {PROMPTS_FILE}",
                 )
             )
-        if model.provider == "mock" and (model.profile or "varied") not in PROFILE_NAMES:
-            problems.append(
-                _problem(
-                    config,
-                    PARAMS_FILE,
-                    ("models", name, "profile"),
-                    f"model {name!r}: unknown mock profile {model.profile!r} "
-                    f"(known: {', '.join(PROFILE_NAMES)})",
-                )
-            )
-        if model.provider == "litellm" and not model.api_key_env and not model.api_base:
-            problems.append(
-                _problem(
-                    config,
-                    PARAMS_FILE,
-                    ("models", name),
-                    f"model {name!r}: a litellm model needs api_key_env or a local api_base",
-                )
-            )
+        if model.provider in provider_names():
+            for key, message in provider_class(model.provider).config_problems(model):
+                keys = ("models", name, key) if key else ("models", name)
+                problems.append(_problem(config, PARAMS_FILE, keys, f"model {name!r}: {message}"))
     return problems
 
 
@@ -130,8 +117,29 @@ def _selection_problems(config: AppConfig) -> list[Problem]:
 def _benchmark_problems(config: AppConfig) -> list[Problem]:
     problems: list[Problem] = []
     available = set(registered_tool_names())
+    scorers, flows = sorted(SCORER_KINDS), flow_names()
     for name, bench in config.benchmarks.items():
         where = ("benchmarks", name)
+        if bench.scorer not in scorers:
+            problems.append(
+                _problem(
+                    config,
+                    BENCHMARKS_FILE,
+                    (*where, "scorer"),
+                    f"benchmark {name!r}: unknown scorer {bench.scorer!r} "
+                    f"(registered: {', '.join(scorers)})",
+                )
+            )
+        if bench.resolved_flow not in flows:
+            problems.append(
+                _problem(
+                    config,
+                    BENCHMARKS_FILE,
+                    (*where, "flow"),
+                    f"benchmark {name!r}: unknown flow {bench.resolved_flow!r} "
+                    f"(registered: {', '.join(flows)})",
+                )
+            )
         prompt = config.prompts.get(bench.prompt)
         if prompt is None:
             problems.append(
@@ -195,3 +203,35 @@ def _expected_tool_problems(config: AppConfig, task_file: TaskFile) -> list[Prob
                     Problem(str(task_file.path), loaded.line, f"task {loaded.task.id!r}: {message}")
                 )
     return problems
+
+
+def validation_summary(report: ValidationReport) -> dict[str, Any]:
+    """What `validate --json` writes: the suite's shape and every problem, no absolute path.
+
+    Only the static suite (configs/ and data/) goes in, so the file changes only when they do
+    and the `run` stages that depend on it do not rerun for a model-settings change.
+    """
+    config = report.config
+    benchmarks: dict[str, Any] = {}
+    active: list[str] = []
+    if config is not None:
+        active = config.active_benchmarks()
+        for name, bench in config.benchmarks.items():
+            benchmarks[name] = {
+                "tasks": report.task_counts.get(name, 0),
+                "task_type": bench.task_type,
+                "scorer": bench.scorer,
+                "active": bench.active,
+            }
+    root = str(config.root) + "/" if config is not None else ""
+    return {
+        "ok": report.ok,
+        "problems": [
+            str(problem).replace(root, "") if root else str(problem) for problem in report.problems
+        ],  # fmt: skip
+        "benchmarks": benchmarks,
+        "active_benchmarks": active,
+        "active_tasks": sum(report.task_counts.get(name, 0) for name in active),
+        "prompts": sorted(config.prompts) if config is not None else [],
+        "tools": sorted(config.tools) if config is not None else [],
+    }

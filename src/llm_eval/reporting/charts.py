@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llm_eval.reporting import tables as tb
-from llm_eval.statistics import percentile
+from llm_eval.reporting.statistics import percentile
 
 if TYPE_CHECKING:
     import altair as alt
@@ -81,13 +81,6 @@ def _stable_ids(svg: str) -> str:
     return re.sub(r"\bgradient_\d+\b", rename, svg)
 
 
-def chart_specs(rows: Sequence[TraceRow]) -> dict[str, str]:
-    """The Vega-Lite JSON of every chart that has data (for PNG previews and debugging)."""
-    frame = tb.rows_frame(rows)
-    specs = {name: build(frame) for name, build in _builders().items()}
-    return {name: chart.to_json() for name, chart in specs.items() if chart is not None}
-
-
 def _builders() -> dict[str, Callable[[pd.DataFrame], alt.TopLevelMixin | None]]:
     """Chart name -> builder, in the fixed render order."""
     return {
@@ -111,14 +104,14 @@ def language_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     data = _with_labels(data.sort_values("display"))
     models = data["display"].tolist()
     base = alt.Chart(data).encode(y=_model_axis(models))
-    x = alt.X("accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
+    x = alt.X("strict_accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
               axis=alt.Axis(format="%", grid=True))  # fmt: skip
     bars = base.mark_bar(color="#4c78a8", height=BAR_STEP * 0.6).encode(
         x=x, tooltip=["display", "text"]
     )
-    interval = base.mark_rule(color="#222", strokeWidth=2).encode(x="lo:Q", x2="hi:Q")
+    interval = base.mark_rule(color="#222", strokeWidth=2).encode(x="strict_lo:Q", x2="strict_hi:Q")
     caps = _interval_caps(base)
-    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x="hi:Q", text="text:N")
+    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x="strict_hi:Q", text="text:N")
     title = _title("Language understanding: accuracy per model", "Black lines: 95% Wilson interval")
     layers = alt.layer(bars, interval, *caps, text)
     return _finish(layers.properties(title=title, width=PLOT_WIDTH, height=_bars_height()))
@@ -165,7 +158,7 @@ def aimo3_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     base = alt.Chart(data).encode(
         y=_model_axis(models),
         yOffset=alt.YOffset("mode:N", sort=modes),
-        x=alt.X("accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
+        x=alt.X("strict_accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
                 axis=alt.Axis(format="%", grid=True)),
     )  # fmt: skip
     bars = base.mark_bar().encode(
@@ -186,7 +179,9 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     data = tb.benchmark_table(frame)
     counts = zip(data["correct"], data["total"], strict=True)
     data = data.assign(text=[f"{int(c)}/{int(t)}" for c, t in counts])
-    data = data.sort_values(["display", "benchmark"])[["display", "benchmark", "accuracy", "text"]]
+    data = data.sort_values(["display", "benchmark"])[
+        ["display", "benchmark", "strict_accuracy", "text"]
+    ]
     models = sorted(data["display"].unique().tolist())
     benchmarks = tb.ordered_benchmarks(data["benchmark"])
     step = _column_step(models)
@@ -198,13 +193,13 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
                 axis=alt.Axis(labelLimit=320, labelFontSize=11)),
     )  # fmt: skip
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("accuracy:Q", title="Accuracy", scale=alt.Scale(domain=[0, 1],
+        color=alt.Color("strict_accuracy:Q", title="Accuracy", scale=alt.Scale(domain=[0, 1],
                         scheme="blues"), legend=alt.Legend(format="%")),
         tooltip=["display", "benchmark", "text"],
     )  # fmt: skip
     text = base.mark_text(fontSize=12).encode(
         text="text:N",
-        color=alt.condition("datum.accuracy > 0.6", alt.value("white"), alt.value("black")),
+        color=alt.condition("datum.strict_accuracy > 0.6", alt.value("white"), alt.value("black")),
     )
     chart = alt.layer(cells, text).properties(
         title=_title("Accuracy per benchmark and model", "Cell text: correct / total rows"),
@@ -221,7 +216,7 @@ def _with_labels(data: pd.DataFrame) -> pd.DataFrame:
     """Add a `text` column: `85.2% (92/108)` for bar labels."""
     text = [
         f"{100 * a:.1f}% ({int(c)}/{int(t)})"
-        for a, c, t in zip(data["accuracy"], data["correct"], data["total"], strict=True)
+        for a, c, t in zip(data["strict_accuracy"], data["correct"], data["total"], strict=True)
     ]
     return data.assign(text=text)
 
@@ -265,7 +260,7 @@ def _interval_caps(base: alt.Chart) -> list[alt.Chart]:
     """Short vertical ticks at both ends of the interval lines."""
     return [
         base.mark_tick(color="#222", thickness=2, size=BAR_STEP * 0.45).encode(x=f"{end}:Q")
-        for end in ("lo", "hi")
+        for end in ("strict_lo", "strict_hi")
     ]
 
 

@@ -11,17 +11,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from llm_eval.errors import ConfigError, Problem
-from llm_eval.schemas import TraceRow
-
-RowKey = tuple[str, str, str, int]
+from llm_eval.schemas import RowKey, TraceRow
 
 
 class AsyncTraceWriter:
     """Appends one row per line and flushes it, so a crash loses at most the row in flight."""
 
-    def __init__(self, path: Path, *, fsync: bool = False) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self._fsync = fsync
         self._lock = asyncio.Lock()
         self._handle = None
 
@@ -42,8 +39,6 @@ class AsyncTraceWriter:
             assert self._handle is not None, "writer used outside `async with`"
             self._handle.write(line)
             self._handle.flush()
-            if self._fsync:
-                os.fsync(self._handle.fileno())
 
 
 def read_rows(path: Path, *, tolerate_torn_tail: bool = True) -> list[TraceRow]:

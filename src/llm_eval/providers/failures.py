@@ -1,0 +1,33 @@
+"""Which provider failures are worth another attempt, and how long the server asks us to wait.
+
+Providers use these to set `ProviderError.transient` and `.retry_after_s`; the runner's retry
+policy only reads those two fields.
+"""
+
+from __future__ import annotations
+
+import time
+from email.utils import parsedate_to_datetime
+
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds: either a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def is_transient_status(status: int | None) -> bool:
+    """Rate limits, server errors and timeouts are worth another try; client errors are not."""
+    return status is not None and (status in TRANSIENT_STATUS or status >= 500)

@@ -1,0 +1,105 @@
+"""`ModelClient`: one provider wrapped in the policies every call shares.
+
+The response cache, the adaptive concurrency limit of the provider's connection and the retry
+policy live here, once, instead of inside each provider. The client also decides what a
+provider may see: the task's expected answer (`TaskHint`) goes to simulated providers only.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from llm_eval.errors import ProviderError
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
+from llm_eval.runner.cache import ResponseCache
+from llm_eval.runner.ratelimit import AdaptiveLimiter
+from llm_eval.runner.retry import AttemptLog, RetryPolicy, call_with_retries
+from llm_eval.schemas import CallRecord
+
+
+@dataclass
+class CallCounters:
+    """Calls that reached a provider and calls answered from the cache, over a whole run."""
+
+    model_calls: int = 0
+    cache_hits: int = 0
+
+
+@dataclass
+class ModelClient:
+    """Calls one model through cache, limiter and retries, recording each call."""
+
+    provider: Provider
+    policy: RetryPolicy
+    limiter: AdaptiveLimiter
+    cache: ResponseCache | None = None
+    counters: CallCounters = field(default_factory=CallCounters)
+    rng: random.Random = field(default_factory=random.Random)
+
+    def request(self, request: ChatRequest, hint: TaskHint) -> ChatRequest:
+        """`request` with the task hint attached only if the provider is simulated."""
+        if not self.provider.simulated:
+            return request
+        return ChatRequest(**{**request.__dict__, "hint": hint})
+
+    async def call(
+        self,
+        request: ChatRequest,
+        calls: list[CallRecord],
+        on_retry: Callable[[ProviderError], None] | None = None,
+    ) -> ChatResponse:
+        """One model call with every policy applied; appends its record to `calls`."""
+        use_cache = self.cache is not None and self.provider.cacheable
+        if self.cache is not None and use_cache:
+            hit = self.cache.get(request)
+            if hit is not None:
+                self.counters.cache_hits += 1
+                calls.append(CallRecord(latency_s=0.0, attempts=0, cached=True, usage=hit.usage))
+                return hit
+        log = AttemptLog()
+        started_at, started = _now(), time.perf_counter()
+
+        async def attempt() -> ChatResponse:
+            async with self.limiter.slot():
+                self.counters.model_calls += 1
+                return await self.provider.complete(request)
+
+        def retried(error: ProviderError) -> None:
+            if error.status_code == 429:
+                self.limiter.rate_limited()
+            if on_retry is not None:
+                on_retry(error)
+
+        try:
+            response = await call_with_retries(
+                attempt, self.policy, log, on_retry=retried, rng=self.rng
+            )
+        except ProviderError as error:
+            elapsed = time.perf_counter() - started
+            calls.append(
+                CallRecord(latency_s=elapsed, attempts=log.attempts, started_at=started_at)
+            )
+            error.extra["attempts"] = str(sum(c.attempts for c in calls))
+            raise
+        self.limiter.succeeded()
+        response.latency_s = response.latency_s or time.perf_counter() - started
+        calls.append(
+            CallRecord(
+                latency_s=round(response.latency_s, 6),
+                attempts=log.attempts,
+                usage=response.usage,
+                finish_reason=response.finish_reason,
+                started_at=started_at,
+            )
+        )
+        if self.cache is not None and use_cache:
+            self.cache.put(request, response)
+        return response
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
