@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from llm_eval.reporting.charts import CHART_NAMES
-from llm_eval.schemas import ErrorInfo, ScoreInfo, TraceRow, Usage
+from llm_eval.schemas import TraceRow
+from tests.support.rows import make_row
 
 SUITE = {
     "language_understanding": 108,
@@ -37,17 +38,12 @@ render_charts([TraceRow.model_validate_json(line) for line in lines], Path(sys.a
 
 def _row(model: str, label: str, simulated: bool, benchmark: str, i: int, status: str) -> TraceRow:
     """One synthetic row; the first language task of the mock model is an error."""
-    error = status == "error"
-    return TraceRow(
-        run_id="r", model=model, model_label=label, provider="mock" if simulated else "litellm",
-        simulated=simulated, benchmark=benchmark, task_id=f"t{i:03d}", task_type="single_turn",
-        category=f"c{i % 8}", answer=str(i), scorer="numeric", messages=[], status=status,
-        usage=Usage(total_tokens=50), latency_s=None if error else 0.2 + (i % 7) / 10,
-        error=ErrorInfo(kind="timeout", message="slow") if error else None,
-        score=None if error else ScoreInfo(correct=status == "correct", method="numeric",
-                                           extracted=str(i), scorer="numeric"),
-        started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
-    )  # type: ignore[arg-type]  # fmt: skip
+    return make_row(
+        model=model, model_label=label, provider="mock" if simulated else "litellm",
+        simulated=simulated, benchmark=benchmark, task_id=f"t{i:03d}", category=f"c{i % 8}",
+        answer=str(i), extracted=str(i), scorer="numeric", messages=[], status=status,
+        error_message="slow", latency_s=None if status == "error" else 0.2 + (i % 7) / 10,
+    )  # fmt: skip
 
 
 def _rows() -> list[TraceRow]:

@@ -172,7 +172,8 @@ def test_a_rate_limited_provider_gets_fewer_concurrent_requests(stub_root, tmp_p
     stub.set_config(fault_rate=0.5, fault_kinds=("429",), retry_after="0", latency_s=0.02)
     runner = _runner(root, tmp_path / "t.jsonl", ["language_understanding"], global_limit=16)
     asyncio.run(runner.run())
-    (limiter,) = runner._limiters.values()
+    (client,) = runner.clients.values()
+    limiter = client.limiter
     assert limiter.limit < limiter.ceiling  # halved on each 429, recovering only slowly
     assert all(row.status != "error" for row in read_rows(tmp_path / "t.jsonl"))
 

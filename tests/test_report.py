@@ -8,7 +8,8 @@ import pytest
 
 from llm_eval.reporting import render_report
 from llm_eval.reporting.markdown import escape, fmt_accuracy, fmt_cost
-from llm_eval.schemas import ErrorInfo, ScoreInfo, TraceRow, Usage
+from llm_eval.schemas import TraceRow, Usage
+from tests.support.rows import make_row as support_row
 
 SUITE: dict[str, tuple[int, str]] = {
     "language_understanding": (108, "single_turn"),
@@ -35,40 +36,26 @@ def make_row(
     epoch: int = 0,
     error_kind: str | None = None,
 ) -> TraceRow:
-    """One synthetic trace row; wrong answers extract `wrong-<index>`."""
-    task_type = SUITE.get(benchmark, (0, "single_turn"))[1]
+    """One synthetic trace row of the suite; wrong answers extract `wrong-<index>`."""
     is_error = status == "error"
-    return TraceRow(
-        run_id="run-1",
+    return support_row(
         model=model,
+        benchmark=benchmark,
+        task_id=f"{benchmark[:4]}-{index:03d}",
+        status=status,
+        answer=f"answer-{index}",
+        scorer="language",
+        extracted=f"wrong-{index}",
+        error_kind=error_kind or "timeout",
+        error_message="timed out | after 120 s",
         model_label=label or model,
         provider="mock" if simulated else "litellm",
         simulated=simulated,
-        benchmark=benchmark,
-        task_id=f"{benchmark[:4]}-{index:03d}",
-        task_type=task_type,  # type: ignore[arg-type]
+        task_type=SUITE.get(benchmark, (0, "single_turn"))[1],
         category=CATEGORIES[index % len(CATEGORIES)] if benchmark.startswith("lang") else "default",
         epoch=epoch,
-        answer=f"answer-{index}",
-        scorer="language",
-        messages=[{"role": "user", "content": "q"}],
-        response=None if is_error else "r",
         usage=Usage(total_tokens=100 + index, reasoning_tokens=10, cost_usd=None),
         latency_s=None if is_error else 0.5 + (index % 10) / 10,
-        status=status,  # type: ignore[arg-type]
-        error=ErrorInfo(kind=error_kind or "timeout", message="timed out | after 120 s")
-        if is_error
-        else None,
-        score=None
-        if is_error
-        else ScoreInfo(
-            correct=status == "correct",
-            method="exact" if status == "correct" else "none",
-            extracted=f"answer-{index}" if status == "correct" else f"wrong-{index}",
-            scorer="language",
-        ),
-        started_at="2026-01-01T00:00:00Z",
-        finished_at="2026-01-01T00:00:01Z",
     )
 
 

@@ -4,48 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from llm_eval.config.loading import load_config
 from llm_eval.errors import ProviderError
-from llm_eval.providers.base import ChatRequest, ChatResponse
+from llm_eval.providers.base import ChatRequest
+from llm_eval.providers.scripted import ScriptedProvider
 from llm_eval.runner.runner import EvaluationRunner, TaskFilter
 from llm_eval.runner.trace_io import read_rows
-from llm_eval.schemas import ModelConfig, Usage
+from llm_eval.schemas import ModelConfig
 
 
-class ScriptedProvider:
-    """Answers correctly after a scripted number of failures per request."""
-
-    cacheable = True
-
-    def __init__(self, failures: dict[str, list[ProviderError]] | None = None, delay: float = 0.0):
-        self.failures = failures or {}
-        self.delay = delay
-        self.calls: Counter[str] = Counter()
-        self.in_flight = 0
-        self.peak = 0
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        assert request.hint is not None
-        task_id = request.hint.task_id
-        self.calls[task_id] += 1
-        self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            await asyncio.sleep(self.delay)
-            queue = self.failures.get(task_id, [])
-            if queue:
-                raise queue.pop(0)
-            return ChatResponse(
-                content=f"Final answer: {request.hint.answer}",
-                usage=Usage(prompt_tokens=10, completion_tokens=2, total_tokens=12),
-            )
-        finally:
-            self.in_flight -= 1
+def scripted(
+    failures: dict[str, list[ProviderError]] | None = None, delay: float = 0.0
+) -> ScriptedProvider:
+    """Answers correctly after a scripted number of failures per task."""
+    model = ModelConfig(provider="scripted", model="scripted")
+    return ScriptedProvider(model, per_task=failures, delay_s=delay)
 
 
 def _runner(
@@ -65,16 +42,16 @@ def _runner(
 
 
 def _transient(status: int = 503) -> ProviderError:
-    return ProviderError(f"http_{status}", "server busy", True, status)
+    return ProviderError(f"http_{status}", "server busy", transient=True, status_code=status)
 
 
 def test_transient_errors_are_retried_and_permanent_ones_are_not(
     config_copy: Path, tmp_path: Path
 ) -> None:
-    provider = ScriptedProvider(
+    provider = scripted(
         {
             "math_001": [_transient(), _transient(429)],
-            "math_002": [ProviderError("http_401", "bad key", False, 401)],
+            "math_002": [ProviderError("http_401", "bad key", transient=False, status_code=401)],
         }
     )
     out = tmp_path / "t.jsonl"
@@ -88,7 +65,7 @@ def test_transient_errors_are_retried_and_permanent_ones_are_not(
 
 
 def test_attempts_run_out_into_an_error_row(config_copy: Path, tmp_path: Path) -> None:
-    provider = ScriptedProvider({"math_003": [_transient() for _ in range(10)]})
+    provider = scripted({"math_003": [_transient() for _ in range(10)]})
     out = tmp_path / "t.jsonl"
     runner = _runner(config_copy, provider, out)
     asyncio.run(runner.run())
@@ -98,7 +75,7 @@ def test_attempts_run_out_into_an_error_row(config_copy: Path, tmp_path: Path) -
 
 
 def test_per_model_limit_bounds_concurrency(config_copy: Path, tmp_path: Path) -> None:
-    provider = ScriptedProvider(delay=0.05)
+    provider = scripted(delay=0.05)
     runner = _runner(config_copy, provider, tmp_path / "t.jsonl")
     runner._per_model["mock-varied"] = asyncio.Semaphore(3)
     asyncio.run(runner.run())
@@ -106,7 +83,7 @@ def test_per_model_limit_bounds_concurrency(config_copy: Path, tmp_path: Path) -
 
 
 def test_task_timeout_becomes_an_error_row(config_copy: Path, tmp_path: Path) -> None:
-    provider = ScriptedProvider(delay=1.0)
+    provider = scripted(delay=1.0)
     runner = _runner(config_copy, provider, tmp_path / "t.jsonl", task_filter=TaskFilter(limit=2))
     runner.config.runner = runner.config.runner.model_copy(update={"task_timeout_s": 0.1})
     asyncio.run(runner.run())
@@ -115,7 +92,7 @@ def test_task_timeout_becomes_an_error_row(config_copy: Path, tmp_path: Path) ->
 
 
 def test_filters_select_categories_and_limit(config_copy: Path, tmp_path: Path) -> None:
-    provider = ScriptedProvider()
+    provider = scripted()
     out = tmp_path / "t.jsonl"
     flt = TaskFilter(include=frozenset({"word_problem"}))
     asyncio.run(_runner(config_copy, provider, out, task_filter=flt).run())
@@ -129,12 +106,14 @@ def test_resume_keeps_finished_rows_and_reruns_errors_and_missing(
     config_copy: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "t.jsonl"
-    first = ScriptedProvider({"math_002": [ProviderError("http_400", "no", False, 400)]})
+    first = scripted(
+        {"math_002": [ProviderError("http_400", "no", transient=False, status_code=400)]}
+    )
     asyncio.run(_runner(config_copy, first, out).run())
     lines = out.read_text().splitlines()
     kept = [line for line in lines if '"math_005"' not in line]
     out.write_text("\n".join(kept) + "\n" + kept[0][: len(kept[0]) // 2])  # torn tail
-    second = ScriptedProvider()
+    second = scripted()
     asyncio.run(_runner(config_copy, second, out, resume=True).run())
     rows = read_rows(out, tolerate_torn_tail=False)
     assert sorted(r.task_id for r in rows) == [f"math_00{i}" for i in range(1, 9)]
@@ -146,13 +125,13 @@ def test_response_cache_replays_with_zero_calls(
     config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LLM_EVAL_CACHE_DIR", str(tmp_path / "cache"))
-    first = ScriptedProvider()
+    first = scripted()
     asyncio.run(_runner(config_copy, first, tmp_path / "a.jsonl", use_cache=True).run())
-    second = ScriptedProvider()
+    second = scripted()
     runner = _runner(config_copy, second, tmp_path / "b.jsonl", use_cache=True)
     summary = asyncio.run(runner.run())
     assert sum(first.calls.values()) == 8 and sum(second.calls.values()) == 0
-    assert summary.cache_hits == 8
+    assert summary.calls.cache_hits == 8
     assert [r.status for r in read_rows(tmp_path / "b.jsonl")] == ["correct"] * 8
 
 
@@ -174,8 +153,12 @@ def test_error_messages_are_redacted(
 ) -> None:
     secret = "sk-live-0123456789abcdef"
     monkeypatch.setenv("SOME_PROVIDER_API_KEY", secret)
-    provider = ScriptedProvider(
-        {"math_001": [ProviderError("http_401", f"bad key {secret}", False, 401)]}
+    provider = scripted(
+        {
+            "math_001": [
+                ProviderError("http_401", f"bad key {secret}", transient=False, status_code=401)
+            ]
+        }
     )
     out = tmp_path / "t.jsonl"
     asyncio.run(_runner(config_copy, provider, out).run())
@@ -186,9 +169,7 @@ def test_error_messages_are_redacted(
 
 def test_rows_record_usage_and_calls(config_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.jsonl"
-    asyncio.run(
-        _runner(config_copy, ScriptedProvider(), out, task_filter=TaskFilter(limit=1)).run()
-    )
+    asyncio.run(_runner(config_copy, scripted(), out, task_filter=TaskFilter(limit=1)).run())
     row = json.loads(out.read_text().splitlines()[0])
     assert row["usage"]["total_tokens"] == 12 and row["calls"][0]["attempts"] == 1
     assert row["messages"][-1]["role"] == "assistant"

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
 from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from llm_eval.scoring import (
     SCORER_KINDS,
+    AnswerKey,
     RuleTrace,
     ScoreResult,
     explain_text,
@@ -471,8 +472,10 @@ def test_a_bad_regex_is_a_value_error() -> None:
 
 def test_register_a_scorer_with_one_function() -> None:
     @register_scorer("test_upper")
-    def score_upper(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
-        return ScoreResult(response.upper() == answer, "upper", response)
+    def score_upper(response: str, key: AnswerKey) -> ScoreResult:
+        return ScoreResult(
+            correct=response.upper() == key.answer, method="upper", extracted=response
+        )
 
     try:
         assert SCORER_KINDS["test_upper"] is score_upper
@@ -485,7 +488,7 @@ def test_register_a_scorer_with_one_function() -> None:
 
 def test_score_result_is_frozen() -> None:
     result = score_text("x", "x")
-    with pytest.raises(FrozenInstanceError):
+    with pytest.raises(ValidationError):
         result.correct = False  # type: ignore[misc]
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from llm_eval.scoring.result import ScoreResult
+from llm_eval.scoring.result import AnswerKey, ScoreResult
 
 TaskType = Literal["single_turn", "multi_turn", "tool_calling"]
 RowStatus = Literal["correct", "incorrect", "error"]
+Difficulty = Literal["easy", "medium", "hard"]
+AnswerScript = Literal["greek", "latin"]
+AnswerFormat = Literal["digits", "verbatim"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
@@ -176,7 +179,30 @@ class _TaskBase(BaseModel):
     id: NonEmptyStr
     answer: NonEmptyStr
     answer_regex: str | None = None
+    accepted_answers: list[NonEmptyStr] = Field(
+        default_factory=list, description="Other fully correct surface forms of the answer."
+    )
+    distractors: list[NonEmptyStr] = Field(
+        default_factory=list, description="Near misses in the passage; committing to one is wrong."
+    )
+    answer_script: AnswerScript | None = Field(
+        None, description="`greek`: the answer must be written in Greek script."
+    )
+    answer_format: AnswerFormat | None = Field(
+        None, description="`digits`: numbers as digits; `verbatim`: exactly as given, accents too."
+    )
+    difficulty: Difficulty | None = None
     category: NonEmptyStr = "default"
+
+    @model_validator(mode="after")
+    def _distractors_differ(self) -> Self:
+        from llm_eval.scoring.normalize import fold_text
+
+        answers = {fold_text(a) for a in (self.answer, *self.accepted_answers)}
+        clashes = [d for d in self.distractors if fold_text(d) in answers]
+        if clashes:
+            raise ValueError(f"distractors equal to an accepted answer: {clashes}")
+        return self
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -307,6 +333,11 @@ class TraceRow(BaseModel):
     epoch: int = 0
     answer: str
     answer_regex: str | None = None
+    accepted_answers: list[str] = Field(default_factory=list)
+    distractors: list[str] = Field(default_factory=list)
+    answer_script: str | None = None
+    answer_format: str | None = None
+    difficulty: str | None = None
     scorer: str
     messages: list[dict[str, Any]] = Field(description="The final conversation sent/received.")
     response: str | None = Field(None, description="The final assistant text that is scored.")
@@ -322,6 +353,16 @@ class TraceRow(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict, description="Model settings used.")
     started_at: str
     finished_at: str
+
+    def answer_key(self) -> AnswerKey:
+        """What the scorer needs: the answer, its variants, decoys and the question asked."""
+        question = next(
+            (str(m.get("content")) for m in self.messages if m.get("role") == "user"), None
+        )
+        return AnswerKey(
+            self.answer, self.answer_regex, tuple(self.accepted_answers),
+            tuple(self.distractors), question, self.answer_script, self.answer_format,
+        )  # fmt: skip
 
     @property
     def key(self) -> RowKey:

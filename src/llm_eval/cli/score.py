@@ -58,9 +58,7 @@ def execute_explain(results: list[Path], task_id: str) -> int:
             if row.status == "error":
                 print(f"  error row ({row.error.kind if row.error else '?'}): not scored")
                 continue
-            for rule in explain_text(
-                row.response or "", row.answer, answer_regex=row.answer_regex, kind=row.scorer
-            ):
+            for rule in explain_text(row.response or "", row.answer_key(), kind=row.scorer):
                 print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
     if not found:
         raise UsageError(f"--explain: no row with task id {task_id!r} in the given files")

@@ -89,7 +89,7 @@ class Provider:
     """
 
     #: Whether identical requests may be replayed from the response cache.
-    cacheable: ClassVar[bool] = True
+    cacheable: bool = True
     #: Simulated providers get the task's expected answer (`ChatRequest.hint`); real ones never.
     simulated: ClassVar[bool] = False
 

@@ -27,7 +27,8 @@ def register_provider(name: str) -> Callable[[ProviderClass], ProviderClass]:
 
 def _builtins() -> dict[str, ProviderClass]:
     import llm_eval.providers.litellm_client
-    import llm_eval.providers.mock  # noqa: F401  (registers on import)
+    import llm_eval.providers.mock
+    import llm_eval.providers.scripted  # noqa: F401  (each registers on import)
 
     return _PROVIDERS
 

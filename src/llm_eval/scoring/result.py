@@ -28,6 +28,31 @@ class ScoreResult(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerKey:
+    """Everything a scorer may know about the expected answer of one task."""
+
+    answer: str
+    """The expected answer."""
+    answer_regex: str | None = None
+    """A regular expression any accepted answer matches (optional)."""
+    accepted: tuple[str, ...] = ()
+    """Other surface forms that are fully correct (`Ιούλιο` for `Ιούλιος`)."""
+    distractors: tuple[str, ...] = ()
+    """Near misses the task's passage holds; a response committing to one is wrong."""
+    question: str | None = None
+    """The text the model was asked, to recognise a response that copies it back."""
+    answer_script: str | None = None
+    """`greek` when the task demands Greek script (a Latin transliteration is then wrong)."""
+    answer_format: str | None = None
+    """`digits` when the task demands digits (a number word is then wrong)."""
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        """The expected answer first, then its accepted variants."""
+        return (self.answer, *self.accepted)
+
+
+@dataclass(frozen=True, slots=True)
 class RuleTrace:
     """What one scoring rule concluded, as shown by `llm-eval score --explain`."""
 

@@ -19,12 +19,10 @@ def score_row(row: TraceRow) -> TraceRow:
             row = row.model_copy(update={"status": "incorrect", "error": None})
         else:
             return row.model_copy(update={"score": None})
-    from llm_eval.scoring import score_text
+    from llm_eval.scoring.scorers import score_key
 
     try:
-        result = score_text(
-            row.response or "", row.answer, answer_regex=row.answer_regex, kind=row.scorer
-        )
+        result = score_key(row.response or "", row.answer_key(), row.scorer)
     except Exception as exc:  # any scorer bug or pathological input: record, never raise
         message = redact(f"{type(exc).__name__}: {exc}")[:2000]
         error = ErrorInfo(kind="scoring_error", message=message, attempts=row.attempts)

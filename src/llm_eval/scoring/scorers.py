@@ -63,9 +63,10 @@ from llm_eval.scoring.normalize import (
     number_words,
     tokens,
 )
-from llm_eval.scoring.result import RuleTrace, ScoreResult
+from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
 
-Scorer = Callable[[str, str, str | None], ScoreResult]
+Scorer = Callable[[str, AnswerKey], ScoreResult]
+"""A scorer: `(response, answer key) -> verdict`; registered with `@register_scorer`."""
 Status = Literal["match", "veto", "pass"]
 
 _COMMENTARY_WORDS = 4
@@ -74,10 +75,11 @@ _COMMENTARY_WORDS = 4
 class Context:
     """One response and expected answer, with everything the rules derive from them cached."""
 
-    def __init__(self, response: str, answer: str, answer_regex: str | None) -> None:
+    def __init__(self, response: str, key: AnswerKey) -> None:
         self.response = response
-        self.answer = answer
-        self.answer_regex = answer_regex
+        self.key = key
+        self.answer = key.answer
+        self.answer_regex = key.answer_regex
 
     @cached_property
     def extraction(self) -> Extraction:
@@ -433,7 +435,7 @@ _RULE_CHAINS: dict[str, RuleChain] = {}
 
 
 def register_scorer(kind: str, *, rules: RuleChain | None = None) -> Callable[[Scorer], Scorer]:
-    """Register `fn(response, answer, answer_regex) -> ScoreResult` as the scorer `kind`.
+    """Register `fn(response, key: AnswerKey) -> ScoreResult` as the scorer `kind`.
 
     `rules`, when given, lets `explain_text` show each rule of the chain; a scorer
     registered without it is explained by its verdict alone.
@@ -485,23 +487,23 @@ def _numeric_chain(ctx: Context) -> Sequence[Rule]:
 
 
 @register_scorer("language", rules=_language_chain)
-def score_language(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
+def score_language(response: str, key: AnswerKey) -> ScoreResult:
     """Greek-aware scoring: folding, transliteration, number words, dates, token coverage."""
-    ctx = Context(response, answer, answer_regex)
+    ctx = Context(response, key)
     return run_rules(_language_chain(ctx), ctx)
 
 
 @register_scorer("numeric", rules=_numeric_chain)
-def score_numeric(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
+def score_numeric(response: str, key: AnswerKey) -> ScoreResult:
     """Number comparison: the boxed answer first, then a marked answer, then the last number."""
-    ctx = Context(response, answer, answer_regex)
+    ctx = Context(response, key)
     return run_rules(_numeric_chain(ctx), ctx)
 
 
 @register_scorer("exact", rules=_exact_chain)
-def score_exact(response: str, answer: str, answer_regex: str | None) -> ScoreResult:
+def score_exact(response: str, key: AnswerKey) -> ScoreResult:
     """Folded exact comparison, the regex, and whole-word containment for one-word answers."""
-    ctx = Context(response, answer, answer_regex)
+    ctx = Context(response, key)
     return run_rules(_exact_chain(ctx), ctx)
 
 
@@ -514,24 +516,41 @@ def _scorer(kind: str) -> Scorer:
 
 
 def score_text(
-    response: str, answer: str, *, answer_regex: str | None = None, kind: str = "language"
+    response: str,
+    answer: str,
+    *,
+    answer_regex: str | None = None,
+    kind: str = "language",
+    accepted_answers: Sequence[str] = (),
+    distractors: Sequence[str] = (),
+    question: str | None = None,
+    answer_script: str | None = None,
+    answer_format: str | None = None,
 ) -> ScoreResult:
     """Score one response against the expected answer with the scorer `kind`."""
-    return _scorer(kind)(response, answer, answer_regex)
+    key = AnswerKey(
+        answer, answer_regex, tuple(accepted_answers), tuple(distractors), question,
+        answer_script, answer_format,
+    )  # fmt: skip
+    return score_key(response, key, kind)
 
 
-def explain_text(
-    response: str, answer: str, *, answer_regex: str | None = None, kind: str = "language"
-) -> list[RuleTrace]:
+def score_key(response: str, key: AnswerKey, kind: str = "language") -> ScoreResult:
+    """Score one response against a full answer key with the scorer `kind`."""
+    return _scorer(kind)(response, key)
+
+
+def explain_text(response: str, key: AnswerKey | str, *, kind: str = "language") -> list[RuleTrace]:
     """Run every rule of the scorer `kind` and say for each whether it fired and why.
 
     The last entry, `verdict`, is what `score_text` returns: the first rule that fired decides.
     """
-    result = _scorer(kind)(response, answer, answer_regex)
+    key = AnswerKey(key) if isinstance(key, str) else key
+    result = _scorer(kind)(response, key)
     chain = _RULE_CHAINS.get(kind)
     traces: list[RuleTrace] = []
     if chain is not None:
-        ctx = Context(response, answer, answer_regex)
+        ctx = Context(response, key)
         for rule in chain(ctx):
             outcome = rule.check(ctx)
             detail = outcome.detail
