@@ -65,6 +65,7 @@ def list_config(config_root: ConfigRoot = Path(".")) -> None:
         for problem in report.problems:
             typer.echo(str(problem), err=True)
         _fail("the configuration does not load", 1)
+    assert report.config is not None
     print_config(report.config, report.task_counts)
 
 

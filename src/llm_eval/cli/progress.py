@@ -6,7 +6,14 @@ It satisfies the runner's `ProgressSink` protocol structurally, without importin
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 
 class RichProgress:
@@ -22,7 +29,7 @@ class RichProgress:
             console=console or Console(stderr=True),
             transient=False,
         )
-        self._ids: dict[str, int] = {}
+        self._ids: dict[str, TaskID] = {}
         self._errors: dict[str, int] = {}
         self._retries: dict[str, int] = {}
 

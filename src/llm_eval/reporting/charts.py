@@ -311,8 +311,9 @@ def _title(text: str, subtitle: str) -> alt.TitleParams:
 
 def _finish(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """Common look: white background, padding, readable axis titles."""
-    return (
+    finished: alt.TopLevelMixin = (
         chart.configure(background="white", padding=12)
         .configure_axis(titleFontSize=12, labelColor="#222", titleColor="#222")
         .configure_view(stroke=None)
     )
+    return finished

@@ -26,8 +26,8 @@ from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.retry import RetryPolicy
-from llm_eval.runner.trace_io import AsyncTraceWriter, RowKey, prepare_resume
-from llm_eval.schemas import CallRecord, ErrorInfo, ModelConfig, Task, TraceRow, Usage
+from llm_eval.runner.trace_io import AsyncTraceWriter, prepare_resume
+from llm_eval.schemas import CallRecord, ErrorInfo, ModelConfig, RowKey, Task, TraceRow, Usage
 from llm_eval.scoring.rows import score_row
 from llm_eval.tools.registry import ToolRegistry
 
@@ -237,11 +237,12 @@ class EvaluationRunner:
             return self._error_row(item, calls, conversation, error, started_at, started)
         except TimeoutError:
             limit = self.config.runner.task_timeout_s
-            error = ProviderError("task_timeout", f"task exceeded {limit} s", transient=False)
-            return self._error_row(item, calls, conversation, error, started_at, started)
+            timeout = ProviderError("task_timeout", f"task exceeded {limit} s", transient=False)
+            return self._error_row(item, calls, conversation, timeout, started_at, started)
         except Exception as exc:  # a bug must not take the run down with it: record it
-            error = ProviderError("internal_error", f"{type(exc).__name__}: {exc}", transient=False)
-            return self._error_row(item, calls, conversation, error, started_at, started)
+            message = f"{type(exc).__name__}: {exc}"
+            internal = ProviderError("internal_error", message, transient=False)
+            return self._error_row(item, calls, conversation, internal, started_at, started)
         row = self._base_row(item, calls, result.messages, started_at, started, "incorrect")
         row = row.model_copy(
             update={

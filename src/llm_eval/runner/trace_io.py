@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import ValidationError
 
@@ -20,7 +21,7 @@ class AsyncTraceWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = asyncio.Lock()
-        self._handle = None
+        self._handle: TextIO | None = None
 
     async def __aenter__(self) -> AsyncTraceWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -410,11 +410,16 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         await asyncio.sleep(_POLL_S)
 
 
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 async def _readable(fd: int) -> None:
     """Wait until `fd` is readable, without a thread."""
     loop = asyncio.get_running_loop()
-    ready = loop.create_future()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    ready: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(fd, _resolve, ready)
     try:
         await ready
     finally:
@@ -796,7 +801,7 @@ def _child_run_code(code_path: str) -> None:
     sys.path.insert(0, os.path.dirname(code_path))  # as `python main.py` would
     main = types.ModuleType("__main__")
     main.__file__ = code_path
-    main.__builtins__ = builtins
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
     try:
         source = Path(code_path).read_text(encoding="utf-8")

@@ -178,7 +178,7 @@ def build_context(stage: str, config_root: Path | str, params: dict[str, Any]) -
     uri, artifacts = store_locations(repo)
     commit = git_commit(root) or os.environ.get("DVC_EXP_BASELINE_REV")
     exp_name = os.environ.get("DVC_EXP_NAME") or None
-    tracking = params.get("tracking") if isinstance(params.get("tracking"), dict) else {}
+    tracking = _section(params, "tracking")
     return StageContext(
         stage=stage,
         config_root=root,
@@ -234,25 +234,31 @@ def safe_params(data: dict[str, Any], prefix: str = "") -> dict[str, str]:
 def stage_params(params: dict[str, Any], models: list[str]) -> dict[str, str]:
     """Params of a model stage: `model.*` (one model), `runner.*`, `run.benchmarks`."""
     logged: dict[str, str] = {}
-    entries = params.get("models") if isinstance(params.get("models"), dict) else {}
+    entries = _section(params, "models")
     if len(models) == 1:
         logged.update(safe_params(entries.get(models[0]) or {}, "model"))
     else:
         for name in models:
             logged.update(safe_params(entries.get(name) or {}, f"models.{name}"))
     logged.update(safe_params(params.get("runner") or {}, "runner"))
-    run = params.get("run") if isinstance(params.get("run"), dict) else {}
+    run = _section(params, "run")
     logged.update(safe_params({"benchmarks": run.get("benchmarks") or []}, "run"))
     return logged
 
 
 def pipeline_params(params: dict[str, Any]) -> dict[str, str]:
     """Params of the parent run: the selection, the runner and every selected model."""
-    run = params.get("run") if isinstance(params.get("run"), dict) else {}
+    run = _section(params, "run")
     models = [str(name) for name in run.get("models") or []]
     logged = safe_params({"models": models, "benchmarks": run.get("benchmarks") or []}, "run")
-    entries = params.get("models") if isinstance(params.get("models"), dict) else {}
+    entries = _section(params, "models")
     for name in models:
         logged.update(safe_params(entries.get(name) or {}, f"models.{name}"))
     logged.update(safe_params(params.get("runner") or {}, "runner"))
     return logged
+
+
+def _section(params: dict[str, Any], key: str) -> dict[str, Any]:
+    """`params[key]` when it is a mapping, else an empty one."""
+    value = params.get(key)
+    return value if isinstance(value, dict) else {}

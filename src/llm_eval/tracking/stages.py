@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,7 +124,8 @@ def _log_plain_run(
         tags["llm_eval.model"] = ",".join(models)
     run_id = _create_run(client, exp_id, ctx.stage, tags)
     with _finishing(client, run_id):
-        run = ctx.params.get("run") if isinstance(ctx.params.get("run"), dict) else {}
+        run = ctx.params.get("run")
+        run = run if isinstance(run, dict) else {}
         logged = safe_params(
             {"models": run.get("models") or [], "benchmarks": run.get("benchmarks") or []}, "run"
         )
@@ -135,7 +137,7 @@ def _log_plain_run(
 
 def _create_run(client: MlflowClient, exp_id: str, name: str, tags: dict[str, str]) -> str:
     run = store.with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=name))
-    return run.info.run_id
+    return str(run.info.run_id)
 
 
 class _finishing:
@@ -208,9 +210,7 @@ def _log_artifacts(client: MlflowClient, run_id: str, paths: Sequence[Path]) -> 
     for path in dict.fromkeys(paths):
         if path.is_file():
             folder = _artifact_folder(path)
-            store.with_retry(
-                lambda path=path, folder=folder: client.log_artifact(run_id, str(path), folder)
-            )
+            store.with_retry(partial(client.log_artifact, run_id, str(path), folder))
 
 
 def _artifact_folder(path: Path) -> str:
@@ -227,7 +227,7 @@ def _log_traces(client: MlflowClient, exp_id: str, run_id: str, rows: Sequence[T
     from llm_eval.tracking.traces import log_row_trace
 
     for row in rows:
-        store.with_retry(lambda row=row: log_row_trace(client, exp_id, run_id, row))
+        store.with_retry(partial(log_row_trace, client, exp_id, run_id, row))
     import mlflow
 
     flush = getattr(mlflow, "flush_trace_async_logging", None)

@@ -15,6 +15,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -147,7 +148,7 @@ def parent_run_id(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
         )
     )
     if found:
-        return found[0].info.run_id
+        return str(found[0].info.run_id)
     return _create_parent(client, exp_id, ctx)
 
 
@@ -163,7 +164,7 @@ def _create_parent(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
     run = with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=f"pipeline {label}"))
     params = [Param(key, value) for key, value in pipeline_params(ctx.params).items()]
     log_batch(client, run.info.run_id, params=params)
-    return run.info.run_id
+    return str(run.info.run_id)
 
 
 def log_batch(
@@ -172,10 +173,10 @@ def log_batch(
     """log_batch within MLflow's limits (100 params, 1000 metrics per call), with retries."""
     for start in range(0, len(params), 100):
         chunk = params[start : start + 100]
-        with_retry(lambda chunk=chunk: client.log_batch(run_id, params=chunk))
+        with_retry(partial(client.log_batch, run_id, params=chunk))
     for start in range(0, len(metrics), 1000):
         chunk = metrics[start : start + 1000]
-        with_retry(lambda chunk=chunk: client.log_batch(run_id, metrics=chunk))
+        with_retry(partial(client.log_batch, run_id, metrics=chunk))
 
 
 def touch_parent(client: MlflowClient, parent_id: str) -> None:
