@@ -1,4 +1,8 @@
-"""`ToolRegistry`: OpenAI-compatible tool schemas and their execution."""
+"""`ToolRegistry`: OpenAI-compatible tool schemas and their execution.
+
+A new tool is one async function `(arguments, settings) -> ToolOutcome` registered with
+`@register_tool(name, schema)`, plus its entry in `configs/tools.yaml`.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +41,20 @@ class ToolOutcome:
     isolation: tuple[str, ...] = ()
 
 
+_TOOLS: dict[str, tuple[dict[str, Any], ToolRunner]] = {}
+
+
+def register_tool(name: str, schema: dict[str, Any]) -> Callable[[ToolRunner], ToolRunner]:
+    """Decorator: make `name` a tool benchmarks may offer, described to the model by `schema`."""
+
+    def register(runner: ToolRunner) -> ToolRunner:
+        _TOOLS[name] = (schema, runner)
+        return runner
+
+    return register
+
+
+@register_tool("python_exec", PYTHON_EXEC_SCHEMA)
 async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> ToolOutcome:
     from llm_eval.tools.python_exec import PythonExecLimits, run_python
 
@@ -56,14 +74,9 @@ async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> T
     return ToolOutcome(result.to_tool_content(), tuple(result.isolation))
 
 
-_BUILTIN: dict[str, tuple[dict[str, Any], ToolRunner]] = {
-    "python_exec": (PYTHON_EXEC_SCHEMA, _run_python_exec),
-}
-
-
 def registered_tool_names() -> list[str]:
     """Every tool this package can run, enabled or not."""
-    return sorted(_BUILTIN)
+    return sorted(_TOOLS)
 
 
 class ToolRegistry:
@@ -74,11 +87,11 @@ class ToolRegistry:
 
     def schemas(self, names: list[str]) -> list[dict[str, Any]]:
         """OpenAI tool schemas of `names`, in order, skipping tools that are not enabled."""
-        return [_BUILTIN[name][0] for name in names if self.is_available(name)]
+        return [_TOOLS[name][0] for name in names if self.is_available(name)]
 
     def is_available(self, name: str) -> bool:
         """Registered in code and enabled in `configs/tools.yaml`."""
-        return name in _BUILTIN and name in self._settings
+        return name in _TOOLS and name in self._settings
 
     async def execute(self, call_id: str, name: str, arguments: str) -> ToolCallRecord:
         """Run one tool call; a bad name or bad JSON arguments becomes an error result."""
@@ -92,7 +105,7 @@ class ToolRegistry:
         if not isinstance(parsed, dict):
             return _failed(record, "arguments must be a JSON object")
         started = time.perf_counter()
-        outcome = await _BUILTIN[name][1](parsed, self._settings[name])
+        outcome = await _TOOLS[name][1](parsed, self._settings[name])
         return record.model_copy(
             update={
                 "result": outcome.content,

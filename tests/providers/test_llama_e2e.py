@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import llm_eval
+from tests.support.cli import llm_eval
 
 pytestmark = pytest.mark.llama
 

@@ -11,7 +11,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # about four minutes of timed runs
 
 
 def test_runner_overhead_stays_within_its_bounds() -> None:

@@ -12,21 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import llm_eval
 
 HEAVY = ("litellm", "mlflow", "pandas", "altair", "vl_convert")
-
-
-def llm_eval(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 300):
-    """Run `llm-eval ARGS` with this interpreter; tracking off unless a test turns it on."""
-    full_env = {**os.environ, "LLM_EVAL_TRACKING": "0", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "llm_eval.cli", *args],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_validate_reports_the_suite_and_starts_fast() -> None:
@@ -59,6 +47,7 @@ def test_list_config_shows_models_benchmarks_prompts_tools() -> None:
         assert needle in result.stdout
 
 
+@pytest.mark.slow
 def test_mock_run_of_the_whole_suite_then_score_and_report(tmp_path: Path) -> None:
     trace = tmp_path / "mock.jsonl"
     result = llm_eval("run", "--mock", "--output", str(trace))
@@ -154,6 +143,7 @@ def test_config_root_runs_a_copied_tree_from_elsewhere(config_copy: Path, tmp_pa
     assert len(out.read_text().splitlines()) == 12
 
 
+@pytest.mark.slow
 def test_compare_pairs_two_runs_of_the_same_model(tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "run.jsonl", tmp_path / "b" / "run.jsonl"
     for path in (first, second):

@@ -23,6 +23,8 @@ SECRET = "sk-stub-secret-0123456789abcdefXYZ"
 TRANSIENT = ("429", "500", "502", "503", "504", "drop", "malformed_json", "empty_choices", "slow")
 PERMANENT = ("400", "401", "403", "404", "context_length")
 
+pytestmark = pytest.mark.slow  # real stub servers and CLI subprocesses
+
 
 def add_stub_model(root: Path, stub: StubServer) -> None:
     """Add a `stub` model entry (a real LiteLLM route) pointing at the stub server."""

@@ -1,0 +1,69 @@
+"""The model client: cache, shared limiter and retries in one place; hints only for simulations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llm_eval.errors import ProviderError
+from llm_eval.providers.base import ChatRequest, TaskHint
+from llm_eval.providers.scripted import ScriptedProvider
+from llm_eval.runner.cache import ResponseCache
+from llm_eval.runner.model_client import ModelClient
+from llm_eval.runner.ratelimit import AdaptiveLimiter
+from llm_eval.runner.retry import RetryPolicy
+from llm_eval.schemas import CallRecord, ModelConfig
+
+HINT = TaskHint("bench", "t1", "42", "single_turn")
+MODEL = ModelConfig(provider="scripted", model="local/x", api_base="http://127.0.0.1:1/v1")
+
+
+class RealProvider(ScriptedProvider):
+    """A scripted provider that declares itself real: it must never see the answer."""
+
+    simulated = False
+
+
+def request() -> ChatRequest:
+    return ChatRequest("m", MODEL, [{"role": "user", "content": "q"}], None, 16, 5.0)
+
+
+def client(provider: ScriptedProvider, cache: ResponseCache | None = None) -> ModelClient:
+    policy = RetryPolicy(max_attempts=3, base_s=0.0, max_s=0.0)
+    return ModelClient(provider, policy, AdaptiveLimiter(4), cache)
+
+
+async def test_the_expected_answer_reaches_simulated_providers_only() -> None:
+    real = client(RealProvider(MODEL, ["Final answer: 1"]))
+    await real.call(real.request(request(), HINT), [])
+    simulated = client(ScriptedProvider(MODEL))
+    await simulated.call(simulated.request(request(), HINT), [])
+    assert real.provider.requests[0].hint is None  # type: ignore[attr-defined]
+    assert simulated.provider.requests[0].hint == HINT  # type: ignore[attr-defined]
+
+
+async def test_retries_are_counted_and_a_429_halves_the_shared_limit() -> None:
+    busy = ProviderError("rate_limit", "slow down", transient=True, status_code=429)
+    provider = RealProvider(MODEL, [busy, busy, "Final answer: 42"])
+    model_client = client(provider)
+    calls: list[CallRecord] = []
+    response = await model_client.call(request(), calls)
+    assert response.content == "Final answer: 42"
+    assert calls[0].attempts == 3 and model_client.counters.model_calls == 3
+    assert model_client.limiter.limit == 1
+
+
+async def test_an_identical_request_is_replayed_from_the_cache(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    first = client(RealProvider(MODEL, ["Final answer: 7"]), cache)
+    await first.call(request(), [])
+    second = client(RealProvider(MODEL, ["never sent"]), cache)
+    calls: list[CallRecord] = []
+    response = await second.call(request(), calls)
+    assert response.content == "Final answer: 7" and calls[0].cached
+    assert second.counters.cache_hits == 1 and second.counters.model_calls == 0
+
+
+def test_providers_declare_their_connection_and_capacity() -> None:
+    local = RealProvider(MODEL.model_copy(update={"max_concurrency": 1}))
+    assert local.connection_key() == "scripted|http://127.0.0.1:1/v1"
+    assert local.max_connections() == 1

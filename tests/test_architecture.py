@@ -1,0 +1,44 @@
+"""The package's shape: folders are pipeline stages, and nothing reaches back into the CLI."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "src" / "llm_eval"
+STAGES = {"cli", "config", "flows", "providers", "reporting", "runner", "scoring", "tools",
+          "tracking"}  # fmt: skip
+SHARED = {"__init__.py", "errors.py", "redaction.py", "schemas.py"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_only_stage_folders_and_shared_modules_sit_at_the_top() -> None:
+    top = {p.name for p in PACKAGE.iterdir() if not p.name.startswith((".", "__pycache__"))}
+    assert top == STAGES | SHARED
+
+
+def test_no_module_outside_cli_imports_from_cli() -> None:
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.parent.name != "cli"
+        and any(name.startswith("llm_eval.cli") for name in imported_modules(path))
+    ]
+    assert offenders == []
+
+
+def test_list_config_console_does_not_load_the_runner() -> None:
+    console = imported_modules(PACKAGE / "cli" / "console.py")
+    assert not any(name.startswith("llm_eval.runner") for name in console)
