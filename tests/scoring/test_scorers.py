@@ -152,8 +152,9 @@ def test_clean_answer_strips_wrapping(raw: str, clean: str) -> None:
 # --- Normalisation -------------------------------------------------------------------------
 
 
-def test_fold_case_accents_diaeresis_final_sigma() -> None:
-    assert fold("ΆΝΝΑ Μαΐου Ευάγγελος") == "αννα μαιου ευαγγελοσ"
+def test_fold_case_accents_final_sigma_and_keeps_the_diaeresis_apart() -> None:
+    assert fold("ΆΝΝΑ Μαΐου Ευάγγελος") == "αννα μαϊου ευαγγελοσ"
+    assert fold_text("ΆΝΝΑ Μαΐου") == fold_text("αννα μαιου")
     assert fold("Ἀθῆναι") == "αθηναι"
     assert fold("ﬁve") == "five"  # NFKC
 
@@ -551,3 +552,20 @@ def test_scoring_never_crashes(response: str) -> None:
     for kind in SCORER_KINDS:
         result = score_text(response, "Μαρίνα", kind=kind)
         assert isinstance(result.correct, bool) and result.method
+
+
+@pytest.mark.parametrize(
+    ("response", "answer", "correct"),
+    [
+        ("evikoos", "Ευβοϊκός", False),  # ευήκοος: the diaeresis keeps οϊ two vowels
+        ("Evvoikos", "Ευβοϊκός", True),
+        ("Απάντηση: Μαιου", "Μαΐου", True),
+        ("Απάντηση: kaiki", "καΐκι", True),
+        ("anchos", "άγχος", True),  # ISO 843: γχ -> nch
+        ("sfinx", "σφίγξ", True),  # γξ -> nx
+        ("Effimia", "Ευφημία", True),  # ευφ -> eff
+        ("Απάντηση: Ifaistos", "Ηφαιστος", True),
+    ],
+)
+def test_diaeresis_and_iso_843_forms(response: str, answer: str, correct: bool) -> None:
+    assert score_text(response, answer).correct is correct

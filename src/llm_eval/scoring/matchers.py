@@ -20,6 +20,7 @@ from llm_eval.scoring.normalize import (
     month_value,
     number_words,
     parse_number,
+    plain,
     skeleton_match,
     token_value,
     tokens,
@@ -109,7 +110,7 @@ def regex_match(pattern: str, candidates: Iterable[str]) -> str | None:
 
 def tokens_equal(first: str, second: str, *, transliterate: bool) -> bool:
     """Two folded tokens name the same thing: same text, same number, or same skeleton."""
-    if first == second:
+    if first == second or plain(first) == plain(second):
         return True
     value = token_value(first)
     if value is not None and value == token_value(second):
@@ -128,7 +129,8 @@ def contains_sequence(
     first = needle[0]
     if not transliterate and token_value(first) is None:
         # Plain text can only be equal as text: skip straight to the candidate positions.
-        starts: Iterable[int] = (i for i in range(last_start) if haystack[i] == first)
+        first = plain(first)
+        starts: Iterable[int] = (i for i in range(last_start) if plain(haystack[i]) == first)
     else:
         starts = range(last_start)
     return any(_equal_at(needle, haystack, i, transliterate) for i in starts)

@@ -52,11 +52,31 @@ def _repair_mixed_word(match: re.Match[str]) -> str:
 
 
 def fold(text: str) -> str:
-    """NFKC, repair mixed-script words, case-fold (ς -> σ), strip accents and diaeresis."""
+    """NFKC, repair mixed-script words, case-fold (ς -> σ), strip accents.
+
+    The diaeresis of a Greek ι or υ is kept (ϊ, ϋ): it says the vowel is not part of a
+    digraph (Ευβοϊκός is "Evvoikos", not "Evikos"), which the transliteration needs. Plain
+    comparisons ignore it (`plain`), so Μαΐου still equals Μαιου.
+    """
     text = unicodedata.normalize("NFKC", text)
     if _GREEK_LETTER_RE.search(text) and _LATIN_LETTER_RE.search(text):
         text = _LETTER_WORD_RE.sub(_repair_mixed_word, text)
-    return _COMBINING_RE.sub("", unicodedata.normalize("NFD", text.casefold()))
+    decomposed = unicodedata.normalize("NFD", text.casefold())
+    stripped = _COMBINING_RE.sub(_keep_greek_diaeresis, decomposed)
+    return unicodedata.normalize("NFC", stripped) if "\u0308" in stripped else stripped
+
+
+def _keep_greek_diaeresis(match: re.Match[str]) -> str:
+    before = match.string[match.start() - 1] if match.start() else ""
+    return "\u0308" if "\u0308" in match.group(0) and before in "ιυ" else ""
+
+
+_PLAIN = str.maketrans("ϊϋ", "ιυ")
+
+
+def plain(token: str) -> str:
+    """A folded token without the diaeresis kept by `fold`."""
+    return token.translate(_PLAIN)
 
 
 @lru_cache(maxsize=65536)
@@ -68,7 +88,7 @@ def tokens(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=65536)
 def fold_text(text: str) -> str:
     """A canonical form for whole-answer comparison: folded tokens joined by single spaces."""
-    return " ".join(tokens(text))
+    return plain(" ".join(tokens(text)))
 
 
 @lru_cache(maxsize=65536)
@@ -98,6 +118,9 @@ def script(token: str) -> Script:
 # not accepted for Κυριακή, which keeps the skeleton precise.
 
 _GREEK_DIGRAPHS = {
+    # ISO 843 clusters that Greeklish writers spell by sound: άγχος "anchos", σφιγξ "sfinx".
+    "γχ": "nx",
+    "γξ": "nks",
     "ου": "u",
     "ει": "i",
     "οι": "i",
@@ -109,7 +132,7 @@ _GREEK_DIGRAPHS = {
 }
 _GREEK_LETTERS = dict(
     zip(
-        "αβγδεζηθικλμνξοπρστυφχψω",
+        "αβγδεζηθικλμνξοπρστυφχψωϊϋ",
         [
             "a",
             "v",
@@ -135,6 +158,8 @@ _GREEK_LETTERS = dict(
             "x",
             "ps",
             "o",
+            "i",
+            "i",
         ],
         strict=True,
     )
@@ -181,8 +206,8 @@ _LATIN_PIECE_RE = re.compile(
 )
 _SCRIPT_RUN_RE = re.compile(f"[{_GREEK_RANGE}]+|[^{_GREEK_RANGE}]+")
 _DOUBLE_RE = re.compile(r"(.)\1+")
-_CLUSTERS = (("mp", "b"), ("nt", "d"), ("gk", "g"), ("ng", "g"))
-_VOWEL_F_RE = re.compile(r"(?<=[ae])f")
+_CLUSTERS = (("mp", "b"), ("nt", "d"), ("gk", "g"), ("ng", "g"), ("nx", "gx"), ("vf", "f"))
+_VOWEL_F_RE = re.compile(r"(?<=[aei])f")
 _MAX_READINGS = 64
 
 
@@ -424,7 +449,7 @@ _GREEK_MONTHS = (
     "φεβρουαριοσ φεβρουαριου φεβρουαριο φλεβαρησ φλεβαρη",
     "μαρτιοσ μαρτιου μαρτιο μαρτησ μαρτη",
     "απριλιοσ απριλιου απριλιο απριλησ απριλη",
-    "μαιοσ μαιου μαιο μαησ μαη",
+    "μαιοσ μαιου μαιο μαησ μαη μαϊου",
     "ιουνιοσ ιουνιου ιουνιο ιουνησ ιουνη",
     "ιουλιοσ ιουλιου ιουλιο ιουλησ ιουλη",
     "αυγουστοσ αυγουστου αυγουστο",
