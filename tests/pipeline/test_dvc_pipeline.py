@@ -213,7 +213,7 @@ def test_mlflow_has_a_run_per_stage_with_metrics_parent_and_traces(pipeline: Pip
         for stage in ("run", "score"):
             metrics = by_name[f"{stage}@{model}"].data.metrics
             assert metrics["overall/total"] == 156
-            assert 0 <= metrics["language_understanding/accuracy"] <= 1
+            assert 0 <= metrics["language_understanding/strict_accuracy"] <= 1
         traces = client.search_traces(
             locations=[experiment_id],
             filter_string=f"metadata.mlflow.sourceRun = '{by_name[f'run@{model}'].info.run_id}'",
@@ -322,7 +322,7 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
             assert (repo / trace).read_bytes() == before[trace], "a trace changed: a model ran"
             metrics = json.loads((repo / f"results/metrics/{model}.json").read_text())
             assert metrics["overall"]["correct"] == 0
-        assert "overall.accuracy" in dvc(repo, "metrics", "diff")
+        assert "overall.strict_accuracy" in dvc(repo, "metrics", "diff")
         _, runs_after = pipeline.runs()
         new = [r for r in runs_after if r.info.run_id not in {x.info.run_id for x in runs_before}]
         assert sorted(r.data.tags["llm_eval.stage"] for r in new).count("run") == 0
@@ -331,13 +331,11 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
 
 
 REJECT_ALL = """
-_real_score_text = score_text
-
-
-def score_text(*args, **kwargs):  # test_dvc_pipeline: a scorer change that rejects everything
-    import dataclasses
-
-    return dataclasses.replace(_real_score_text(*args, **kwargs), correct=False, method="test")
+# test_dvc_pipeline: a scorer change that rejects everything
+for _kind, _scorer in list(SCORER_KINDS.items()):
+    SCORER_KINDS[_kind] = lambda response, key, _s=_scorer: _s(response, key).model_copy(
+        update={"correct": False, "method": "test"}
+    )
 """
 
 
@@ -386,7 +384,7 @@ def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
         params = data["params"]["params.yaml"]["data"]
         assert params["models"]["mock-varied"]["temperature"] == value
         metrics = data["metrics"]["results/metrics/mock-varied.json"]["data"]
-        assert 0 <= metrics["overall"]["accuracy"] <= 1
+        assert 0 <= metrics["overall"]["strict_accuracy"] <= 1
     # Both experiments logged to the real repository's store (DVC_ROOT), each under its own
     # parent run tagged with its experiment name.
     _, runs = pipeline.runs()

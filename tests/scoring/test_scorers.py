@@ -498,6 +498,8 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
     assert all(isinstance(t, RuleTrace) for t in traces)
     assert [t.rule for t in traces] == [
         "empty_response",
+        "answer_format",
+        "echo",
         "exact",
         "regex",
         "yes_no",

@@ -155,7 +155,7 @@ def test_metrics_per_benchmark_match_the_metrics_file(tracked: Tracked) -> None:
     metrics = tracked.run_of("score", "mock-varied").data.metrics
     expected = json.loads((tracked.root / "m.json").read_text(encoding="utf-8"))
     for benchmark in (*BENCHMARKS, "overall"):
-        for key in ("accuracy", "strict_accuracy", "correct", "errors", "total", "tokens"):
+        for key in ("valid_accuracy", "strict_accuracy", "correct", "errors", "total", "tokens"):
             assert metrics[f"{benchmark}/{key}"] == pytest.approx(expected[benchmark][key])
         assert f"{benchmark}/mean_latency_s" in metrics
     assert metrics["overall/total"] == len(tracked.rows)

@@ -37,6 +37,8 @@ def validate(
     from llm_eval.config.validation import validate as run_validation
 
     report = run_validation(str(config_root))
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     if json_out is not None:  # the pipeline's `validate` stage: write the JSON, track it
         from llm_eval.cli.validate import write_validation
 

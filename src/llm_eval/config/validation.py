@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,8 @@ class ValidationReport:
     config: AppConfig | None
     task_counts: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    """Things that work but are risky (a regex prone to catastrophic backtracking)."""
 
     @property
     def ok(self) -> bool:
@@ -52,6 +55,7 @@ def validate(root: str = ".") -> ValidationReport:
         )
         report.task_counts[name] = len(task_file.tasks)
         report.problems.extend(task_file.problems)
+        report.warnings.extend(_regex_warnings(task_file))
         report.problems.extend(_expected_tool_problems(config, task_file))
     return report
 
@@ -235,3 +239,22 @@ def validation_summary(report: ValidationReport) -> dict[str, Any]:
         "prompts": sorted(config.prompts) if config is not None else [],
         "tools": sorted(config.tools) if config is not None else [],
     }
+
+
+# A group that repeats and holds a repeat itself, "(a+)+", "(\\w*)*", "(x|y+){2,}": the
+# shape behind catastrophic backtracking. Scoring time-bounds every search anyway.
+_NESTED_QUANTIFIER_RE = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,)")
+
+
+def _regex_warnings(task_file: TaskFile) -> list[Problem]:
+    return [
+        Problem(
+            str(task_file.path),
+            loaded.line,
+            f"task {loaded.task.id!r}: answer_regex {loaded.task.answer_regex!r} nests a "
+            "repeat inside a repeat and may backtrack catastrophically (searches are cut off "
+            "after 50 ms)",
+        )
+        for loaded in task_file.tasks
+        if loaded.task.answer_regex and _NESTED_QUANTIFIER_RE.search(loaded.task.answer_regex)
+    ]

@@ -10,6 +10,7 @@ first so that a thought such as "maybe the answer is 41" can never be extracted.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,6 +53,18 @@ _BOLD_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*|__(?!\s)(.+?)(?<!\s)__")
 # The marker's answer ends at the end of its sentence; a full stop inside a number ("1.5")
 # or an abbreviation glued to the next word does not end it.
 _SENTENCE_END_RE = re.compile(r"(?<=\S)[.!?;](?=\s|$)")
+# Titles and abbreviations whose full stop does not end a sentence ("κ. Δημητρακοπούλου",
+# "Mr. Hoffmann", "π.χ."); compared accent- and case-insensitively, without their dots.
+_ABBREVIATIONS = frozenset(
+    {
+        *("κ", "κα", "κκ", "κος", "κυρ", "δρ", "δρα", "καθ", "οδ", "αρ", "τηλ", "λεωφ"),
+        *("πλ", "αγ", "στ", "σελ", "βλ", "δηλ", "πχ", "κλπ", "κτλ", "κλ", "λπ"),
+        *("mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "mt", "no", "vs", "etc", "eg"),
+        "ie",
+    }
+)
+_WORD_BEFORE_DOT_RE = re.compile(r"([^\W\d_]+(?:\.[^\W\d_]+)*)$")
+_EMPHASIS_EDGES_RE = re.compile(r"^[*_]+(?=\S)|(?<=\S)[*_]+$")
 _HAS_WORD_RE = re.compile(r"[^\W_]")
 
 # Closing pleasantries chat models add after the answer; never an answer themselves.
@@ -161,7 +174,11 @@ def _marker_matches(text: str) -> list[re.Match[str]]:
     starts = sorted({i for stem in _MARKER_STEMS for i in _find_all(lowered, stem)})
     matches: list[re.Match[str]] = []
     for start in starts:
-        match = _MARKER_RE.search(text, max(0, start - _MARKER_BEFORE), start + _MARKER_AFTER)
+        after_previous = matches[-1].end() if matches else 0
+        if start < after_previous:
+            continue
+        window = max(after_previous, start - _MARKER_BEFORE)
+        match = _MARKER_RE.search(text, window, start + _MARKER_AFTER)
         if match and (not matches or match.start() >= matches[-1].end()):
             matches.append(match)
     return matches
@@ -184,12 +201,28 @@ def _answer_from_tail(tail: str) -> str:
     boxed = boxed_spans(tail)
     if boxed:
         return boxed[-1][1]
-    end = _SENTENCE_END_RE.search(tail)
+    end = _sentence_end(tail)
     bold = _BOLD_RE.search(tail)
     # Bold inside the marker's first sentence is the answer itself ("είναι: **Χ**.").
     if bold and (end is None or bold.start() < end.start()):
         return bold.group(1) or bold.group(2)
     return tail[: end.start()] if end else tail
+
+
+def _sentence_end(text: str) -> re.Match[str] | None:
+    """The first sentence end in `text` that is not the dot of a title or abbreviation."""
+    for match in _SENTENCE_END_RE.finditer(text):
+        if match.group(0) == "." and match.end() < len(text.rstrip()):
+            word = _WORD_BEFORE_DOT_RE.search(text, 0, match.start())
+            if word and _is_abbreviation(word.group(1)):
+                continue
+        return match
+    return None
+
+
+def _is_abbreviation(word: str) -> bool:
+    folded = "".join(c for c in unicodedata.normalize("NFD", word.casefold()) if c.isalpha())
+    return folded in _ABBREVIATIONS
 
 
 def clean_answer(text: str) -> str:
@@ -199,6 +232,10 @@ def clean_answer(text: str) -> str:
         previous = text
         text = LATEX_TEXT_RE.sub(r"\1", text).strip().strip(_TRAILING_PUNCT)
         text = _unwrap(_LEADING_JUNK_RE.sub("", text))
+        if text.count("**") % 2 or text.count("__") % 2:
+            # A bold marker cut in half by the sentence end ("40**" of "**… 40**.") never
+            # belongs to the answer.
+            text = _EMPHASIS_EDGES_RE.sub("", text)
     return text.strip()
 
 

@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from llm_eval.scoring.normalize import (
     fold,
@@ -76,13 +77,26 @@ def exact_match(extracted: str, answer: str) -> bool:
     return bool(fold_text(answer)) and fold_text(extracted) == fold_text(answer)
 
 
+REGEX_TIMEOUT_S = 0.05
+"""Time budget of one `answer_regex` search: a pathological pattern must not stall a run."""
+
+
 @lru_cache(maxsize=1024)
-def compile_answer_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a task's `answer_regex` once; always case-insensitive."""
+def compile_answer_regex(pattern: str) -> Any:
+    """Compile a task's `answer_regex` once, case-insensitive, with the `regex` engine.
+
+    `regex` accepts the `re` syntax and, unlike `re`, can stop a search after a timeout.
+    """
+    import regex
+
     try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error as exc:
+        return regex.compile(pattern, regex.IGNORECASE | regex.V0)
+    except regex.error as exc:
         raise ValueError(f"answer_regex {pattern!r} does not compile: {exc}") from exc
+
+
+class RegexTimeout(Exception):
+    """An `answer_regex` search ran past `REGEX_TIMEOUT_S`."""
 
 
 def regex_candidates(extracted: str, raw: str | None) -> list[str]:
@@ -105,7 +119,13 @@ def _unled(text: str) -> str:
 def regex_match(pattern: str, candidates: Iterable[str]) -> str | None:
     """The first candidate that `pattern` matches anywhere in, or None."""
     compiled = compile_answer_regex(pattern)
-    return next((text for text in candidates if compiled.search(text)), None)
+    for text in candidates:
+        try:
+            if compiled.search(text, timeout=REGEX_TIMEOUT_S):
+                return text
+        except TimeoutError:
+            raise RegexTimeout(f"answer_regex {pattern!r} took over {REGEX_TIMEOUT_S} s") from None
+    return None
 
 
 def tokens_equal(first: str, second: str, *, transliterate: bool) -> bool:
@@ -145,10 +165,10 @@ def _equal_at(
     return True
 
 
-def covers(needed: Sequence[str], haystack: Sequence[str]) -> bool:
+def covers(needed: Sequence[str], haystack: Sequence[str], *, transliterate: bool = True) -> bool:
     """Every needed token occurs somewhere in `haystack`, in any order."""
     return bool(needed) and all(
-        any(tokens_equal(n, h, transliterate=True) for h in haystack) for n in needed
+        any(tokens_equal(n, h, transliterate=transliterate) for h in haystack) for n in needed
     )
 
 
@@ -244,9 +264,13 @@ def answer_number(answer: str) -> Fraction | None:
 
 
 def numbers_in(text: str) -> list[Fraction]:
-    """Numbers in `text` written with digits or spelled in Greek, English or Greeklish."""
-    found = [value for token in tokens(text) if (value := token_value(token)) is not None]
-    return found + [Fraction(value) for value in number_words(tokens(text))]
+    """Numbers in `text` written with digits or spelled in Greek, English or Greeklish.
+
+    A number that a rejecting word governs ("18 Ιουνίου, όχι 8") is not offered, so not found.
+    """
+    kept = offered_tokens(text)
+    found = [value for token in kept if (value := token_value(token)) is not None]
+    return found + [Fraction(value) for value in number_words(kept)]
 
 
 def dates_in(text: str) -> list[Date]:
@@ -284,3 +308,95 @@ def same_date(expected: Date, found: Date) -> bool:
     """Same day and month; years must agree only when both are given."""
     years_agree = expected[2] is None or found[2] is None or expected[2] % 100 == found[2] % 100
     return expected[:2] == found[:2] and years_agree
+
+
+# --- Competing candidates -----------------------------------------------------------------
+
+# Words that reject what follows them ("όχι 8", "not Maria", "αντί για την Τρίτη"): a decoy
+# named right after one of them is set aside, not offered.
+REJECTORS = frozenset({"οχι", "oxi", "ochi", "not", "no", "αντι", "anti", "instead", "δεν", "den"})
+
+
+def occurrences(
+    needle: Sequence[str], haystack: Sequence[str], *, transliterate: bool
+) -> list[int]:
+    """Every start position of `needle` in `haystack` as consecutive whole tokens."""
+    width = len(needle)
+    if width == 0 or width > len(haystack):
+        return []
+    return [
+        start
+        for start in range(len(haystack) - width + 1)
+        if _equal_at(needle, haystack, start, transliterate)
+    ]
+
+
+def competing_candidate(
+    text: str,
+    answers: Sequence[str],
+    distractors: Sequence[str],
+    *,
+    transliterate: bool = True,
+) -> str | None:
+    """A distractor that `text` offers alongside the answer, or None.
+
+    An occurrence inside an occurrence of an accepted answer ("Σμύρνη" inside "Νέα Σμύρνη")
+    does not compete, nor does one that a rejecting word governs ("18 Ιουνίου, όχι 8").
+    """
+    words = tokens(text)
+    covered: set[int] = set()
+    for answer in answers:
+        needle = tokens(answer)
+        for start in occurrences(needle, words, transliterate=transliterate):
+            covered.update(range(start, start + len(needle)))
+    for distractor in distractors:
+        needle = tokens(distractor)
+        for start in occurrences(needle, words, transliterate=transliterate):
+            span = set(range(start, start + len(needle)))
+            if span <= covered or _rejected(words, start):
+                continue
+            return distractor
+    return None
+
+
+def _rejected(words: Sequence[str], start: int) -> bool:
+    before = [w for w in words[max(0, start - 3) : start] if w not in _REJECTOR_FILLER]
+    return any(plain(w) in REJECTORS for w in before[-2:])
+
+
+_REJECTOR_FILLER = frozenset({"για", "gia", "ο", "η", "την", "τη", "το", "τον", "τα", "the", "a"})
+
+
+_QUOTED_RE = re.compile(r"«([^»]*)»|“([^”]*)”|\"([^\"]*)\"")
+
+
+def passage_words(question: str) -> frozenset[str]:
+    """The distinct content words of the passage a question quotes (the «…» parts), or of the
+    whole question when it quotes nothing."""
+    quoted = " ".join("".join(groups) for groups in _QUOTED_RE.findall(question))
+    return frozenset(plain(t) for t in content_tokens(quoted or question))
+
+
+def echo_share(response: str, question: str) -> float:
+    """The share of the passage's distinct content words that the response repeats."""
+    asked = passage_words(question)
+    if not asked:
+        return 0.0
+    said = {plain(t) for t in content_tokens(response)}
+    return len(asked & said) / len(asked)
+
+
+@lru_cache(maxsize=65536)
+def offered_tokens(text: str) -> tuple[str, ...]:
+    """The tokens of `text` except those a rejecting word governs ("όχι 8" drops 8)."""
+    words = tokens(text)
+    return tuple(word for index, word in enumerate(words) if not _rejected(words, index))
+
+
+def offers(needle: Sequence[str], text: str, *, transliterate: bool) -> bool:
+    """`text` names `needle` as whole words at least once without rejecting it ("όχι 8")."""
+    words = tokens(text)
+    return any(
+        not _rejected(words, start)
+        for start in occurrences(needle, words, transliterate=transliterate)
+    )

@@ -71,6 +71,16 @@ def _keep_greek_diaeresis(match: re.Match[str]) -> str:
     return "\u0308" if "\u0308" in match.group(0) and before in "ιυ" else ""
 
 
+def has_greek(text: str) -> bool:
+    """Whether `text` has a Greek letter."""
+    return _GREEK_LETTER_RE.search(text) is not None
+
+
+def has_latin(text: str) -> bool:
+    """Whether `text` has a Latin letter."""
+    return _LATIN_LETTER_RE.search(text) is not None
+
+
 _PLAIN = str.maketrans("ϊϋ", "ιυ")
 
 
@@ -287,8 +297,16 @@ NUMBER_RE = re.compile(
 )
 
 
+_MAX_DIGITS = 1000
+"""Longer digit runs are no answer anyone expects; they get a stand-in of their magnitude."""
+
+
 def _to_fraction(match: re.Match[str]) -> Fraction:
     digits = re.sub(r"\D", "", match.group("int"))
+    if len(digits) > _MAX_DIGITS:
+        # Python refuses to parse more than 4,300 digits; a power of ten of the same length
+        # is just as unequal to any expected answer, and costs nothing to build.
+        return Fraction(10 ** len(digits)) * (-1 if match.group("sign") else 1)
     fraction = match.group("point") or (
         "." + match.group("comma")[1:] if match.group("comma") else ""
     )

@@ -29,25 +29,31 @@ answer decides, and without a marker the last number of the response does.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
 from llm_eval.scoring.extraction import Extraction, extract_answer
 from llm_eval.scoring.matchers import (
+    RegexTimeout,
     answer_content,
     answer_date,
     answer_number,
-    contains_sequence,
+    competing_candidate,
     content_tokens,
     covers,
     dates_in,
+    echo_share,
     exact_match,
     first_polarity,
     is_hedged,
     numbers_in,
+    offered_tokens,
+    offers,
+    passage_words,
     polarity,
     regex_candidates,
     regex_match,
@@ -59,6 +65,8 @@ from llm_eval.scoring.normalize import (
     LATEX_TEXT_RE,
     find_numbers,
     fold_text,
+    has_greek,
+    has_latin,
     last_number,
     number_words,
     tokens,
@@ -108,6 +116,11 @@ class Context:
             extraction.question or len(content_tokens(self.extracted)) >= _COMMENTARY_WORDS
         )
 
+    @property
+    def transliterates(self) -> bool:
+        """Whether Greeklish spellings may stand for Greek ones (not when Greek is demanded)."""
+        return self.key.answer_script != "greek"
+
     @cached_property
     def raw_lines(self) -> list[str]:
         """The response's lines that contain at least one word or number."""
@@ -153,11 +166,15 @@ def search(
     """Look for the answer in the extracted answer, then (if allowed) in the response's lines.
 
     A hit inside a segment that hedges on it (`near` tells which words are the answer)
-    vetoes with method `hedged` instead of crediting.
+    vetoes with method `hedged`; a hit beside one of the task's distractors vetoes with
+    method `distractor` (in the final answer, or anywhere when there is no final answer).
     """
     if ctx.extracted and found(ctx.extracted):
         if is_hedged(ctx.extracted, near=near):
             return _veto(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
+        rival = _rival(ctx, ctx.extracted)
+        if rival is not None:
+            return _veto(f"the final answer also offers the decoy {rival!r}", "distractor")
         return _match(f"{what} in the extracted answer {ctx.extracted!r}")
     if not ctx.searches_raw:
         return _pass(f"no {what} in the extracted answer {ctx.extracted!r}")
@@ -166,8 +183,20 @@ def search(
     if hedged is not None:
         return _veto(f"{what} in a hedged line {hedged.strip()!r}", "hedged")
     if hits:
+        rival = _rival(ctx, ctx.extraction.text)
+        if rival is not None:
+            return _veto(f"the response also offers the decoy {rival!r}", "distractor")
         return _match(f"{what} in the response line {hits[0].strip()!r}")
     return _pass(f"no {what} in the extracted answer or the response")
+
+
+def _rival(ctx: Context, text: str) -> str | None:
+    """A distractor of the task that `text` offers beside the answer."""
+    if not ctx.key.distractors:
+        return None
+    return competing_candidate(
+        text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+    )
 
 
 def _near_answer(ctx: Context, *, transliterate: bool) -> Callable[[str], bool]:
@@ -196,7 +225,10 @@ def _regex(ctx: Context, *, raw: bool = True) -> Outcome:
     if not ctx.answer_regex:
         return _pass("no answer_regex")
     candidates = regex_candidates(ctx.extracted, ctx.extraction.text if raw else None)
-    hit = regex_match(ctx.answer_regex, candidates)
+    try:
+        hit = regex_match(ctx.answer_regex, candidates)
+    except RegexTimeout as exc:
+        return _pass(str(exc))
     if hit is not None:
         return _match(f"answer_regex {ctx.answer_regex!r} matches {hit[:80]!r}")
     return _pass(f"answer_regex {ctx.answer_regex!r} matches nothing")
@@ -237,13 +269,63 @@ def _containment(ctx: Context, *, single_word_only: bool = False) -> Outcome:
         return _pass("containment applies to single-word answers only")
     return search(
         ctx,
-        lambda text: contains_sequence(ctx.answer_tokens, tokens(text), transliterate=False),
+        lambda text: offers(ctx.answer_tokens, text, transliterate=False),
         "the expected answer as whole words",
         _near_answer(ctx, transliterate=False),
     )
 
 
+def _answer_format(ctx: Context) -> Outcome:
+    """The task's format demands: Greek script, digits, or the answer exactly as written."""
+    key, text = ctx.key, ctx.extracted
+    if key.answer_format == "verbatim":
+        if _verbatim(text) in {_verbatim(answer) for answer in key.answers}:
+            return _match(f"{text!r} is written exactly as demanded")
+        return _veto(f"{text!r} is not written exactly as {key.answer!r}", "not_verbatim")
+    if key.answer_script == "greek" and has_latin(text) and not has_greek(text):
+        return _veto(f"the task demands Greek script; {text!r} is Latin", "wrong_script")
+    if key.answer_format == "digits" and not any(c.isdigit() for c in text):
+        return _veto(f"the task demands digits; {text!r} has none", "wrong_format")
+    return _pass("no format demand, or the final answer meets it")
+
+
+def _verbatim(text: str) -> str:
+    """Case and spacing aside, the text as written: accents and spelling count."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split()).strip(".!;·")
+
+
 # --- Rules of the language scorer ---------------------------------------------------------
+
+_ECHO_SHARE = 0.7
+"""A response repeating this share of the passage's content words copies it back."""
+_ECHO_MIN_WORDS = 4
+"""Passages shorter than this (in distinct content words) are too short to tell an echo."""
+_SEPARATE_ANSWER_WORDS = 6
+"""An explicit final answer of at most this many content words stands apart from an echo."""
+
+
+def _echo(ctx: Context) -> Outcome:
+    """A response that copies the passage back, without a final answer of its own, is wrong."""
+    question = ctx.key.question
+    if not question or len(passage_words(question)) < _ECHO_MIN_WORDS:
+        return _pass("no passage long enough to be echoed")
+    if _has_separate_answer(ctx):
+        return _pass(f"the response gives a separate final answer {ctx.extracted!r}")
+    share = echo_share(ctx.extraction.text, question)
+    if share >= _ECHO_SHARE:
+        return _veto(
+            f"the response repeats {share:.0%} of the passage's content words and gives "
+            "no separate final answer",
+            "echo",
+        )
+    return _pass(f"the response repeats {share:.0%} of the passage's content words")
+
+
+def _has_separate_answer(ctx: Context) -> bool:
+    words = len(content_tokens(ctx.extracted))
+    if ctx.extraction.rule in ("marker", "boxed", "bold"):
+        return words <= _SEPARATE_ANSWER_WORDS
+    return ctx.extraction.rule == "last_line" and len(ctx.raw_lines) > 1 and words <= 3
 
 
 def _number_words(ctx: Context) -> Outcome:
@@ -267,9 +349,11 @@ def _date(ctx: Context) -> Outcome:
 def _transliteration(ctx: Context) -> Outcome:
     if ctx.answer_polarity is not None:
         return _pass("yes/no answers are decided by the yes_no rule")
+    if not ctx.transliterates:
+        return _pass("the task demands Greek script: no transliteration")
     return search(
         ctx,
-        lambda text: contains_sequence(ctx.answer_tokens, tokens(text), transliterate=True),
+        lambda text: offers(ctx.answer_tokens, text, transliterate=True),
         "the expected answer, with Greek/Greeklish spellings allowed,",
         _near_answer(ctx, transliterate=True),
     )
@@ -281,7 +365,7 @@ def _token_coverage(ctx: Context) -> Outcome:
         return _pass("nothing to cover")
     return search(
         ctx,
-        lambda text: covers(needed, tokens(text)),
+        lambda text: covers(needed, offered_tokens(text), transliterate=ctx.transliterates),
         f"every content word of {needed}",
         _near_answer(ctx, transliterate=True),
     )
@@ -401,6 +485,8 @@ def _show(value: Fraction | None) -> str:
 
 LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
+    Rule("answer_format", _answer_format),
+    Rule("echo", _echo),
     Rule("exact", _exact),
     Rule("regex", _regex),
     Rule("yes_no", _yes_no),
@@ -412,6 +498,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
 )
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
+    Rule("answer_format", _answer_format),
     Rule("exact", _exact),
     Rule("regex", _regex),
     Rule("yes_no", _yes_no),
@@ -419,6 +506,7 @@ EXACT_RULES: tuple[Rule, ...] = (
 )
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
+    Rule("answer_format", _answer_format),
     Rule("exact", _exact),
     # With a box in the response the box is the answer: the regex may not rescue it from
     # the raw text.
@@ -473,6 +561,27 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
     )
 
 
+# Verdicts about the response as a whole: another accepted spelling cannot change them.
+_RESPONSE_VERDICTS = frozenset(
+    {"empty_response", "echo", "hedged", "distractor", "wrong_script", "wrong_format"}
+)
+
+
+def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResult:
+    """The verdict for the expected answer, or for the first accepted variant that is right."""
+    ctx = Context(response, key)
+    result = run_rules(chain(ctx), ctx)
+    if result.correct or not key.accepted or result.method in _RESPONSE_VERDICTS:
+        return result
+    for variant in key.accepted:
+        others = tuple(a for a in key.answers if a != variant)
+        variant_ctx = Context(response, replace(key, answer=variant, accepted=others))
+        variant_result = run_rules(chain(variant_ctx), variant_ctx)
+        if variant_result.correct:
+            return variant_result
+    return result
+
+
 def _language_chain(ctx: Context) -> Sequence[Rule]:
     return LANGUAGE_RULES
 
@@ -489,22 +598,19 @@ def _numeric_chain(ctx: Context) -> Sequence[Rule]:
 @register_scorer("language", rules=_language_chain)
 def score_language(response: str, key: AnswerKey) -> ScoreResult:
     """Greek-aware scoring: folding, transliteration, number words, dates, token coverage."""
-    ctx = Context(response, key)
-    return run_rules(_language_chain(ctx), ctx)
+    return score_variants(_language_chain, response, key)
 
 
 @register_scorer("numeric", rules=_numeric_chain)
 def score_numeric(response: str, key: AnswerKey) -> ScoreResult:
     """Number comparison: the boxed answer first, then a marked answer, then the last number."""
-    ctx = Context(response, key)
-    return run_rules(_numeric_chain(ctx), ctx)
+    return score_variants(_numeric_chain, response, key)
 
 
 @register_scorer("exact", rules=_exact_chain)
 def score_exact(response: str, key: AnswerKey) -> ScoreResult:
     """Folded exact comparison, the regex, and whole-word containment for one-word answers."""
-    ctx = Context(response, key)
-    return run_rules(_exact_chain(ctx), ctx)
+    return score_variants(_exact_chain, response, key)
 
 
 def _scorer(kind: str) -> Scorer:
