@@ -100,6 +100,7 @@ _WRAPPERS = (
 )
 _LEADING_JUNK_RE = re.compile(r"^(?:[-*+>#•]+\s+|\d+[.)]\s+(?=\D)|[:：=→]+\s*)")
 _TRAILING_PUNCT = " \t.,;:!?…。·"
+_LEADING_DECIMAL_RE = re.compile(r"[.,]\d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +231,9 @@ def clean_answer(text: str) -> str:
     previous = None
     while previous != text:
         previous = text
-        text = LATEX_TEXT_RE.sub(r"\1", text).strip().strip(_TRAILING_PUNCT)
+        text = LATEX_TEXT_RE.sub(r"\1", text).strip().rstrip(_TRAILING_PUNCT)
+        if not _LEADING_DECIMAL_RE.match(text):  # ".4" is a number, not a stray full stop
+            text = text.lstrip(_TRAILING_PUNCT)
         text = _unwrap(_LEADING_JUNK_RE.sub("", text))
         if text.count("**") % 2 or text.count("__") % 2:
             # A bold marker cut in half by the sentence end ("40**" of "**… 40**.") never

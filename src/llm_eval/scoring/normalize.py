@@ -290,15 +290,24 @@ _GROUP_SEPARATORS = r"(?:,|\{,\}|\\,|\\ |\\;|[ \u00a0\u2009\u202f])"
 NUMBER_RE = re.compile(
     rf"""(?<![^\W\d_])(?<![\d.,])
     (?P<sign>[-−])?
-    (?P<int>\d{{1,3}}(?:{_GROUP_SEPARATORS}\d{{3}})+(?![\d])|\d+)
-    (?:(?P<point>\.\d+)|(?P<comma>,(?!\d{{3}}(?!\d))\d+))?
+    (?P<int>[1-9]\d{{0,2}}(?:{_GROUP_SEPARATORS}\d{{3}})+(?![\d])
+        |[1-9]\d{{0,2}}(?:\.\d{{3}}){{2,}}(?![\d.])
+        |\d+)
+    (?:(?P<point>(?<!\.\d{{3}})\.\d+)|(?P<comma>,(?:(?<=(?<![\d.,])0,)\d+|(?!\d{{3}}(?!\d))\d+)))?
     """,
     re.X,
 )
+"""A number written with digits. Thousands groups use commas, spaces or (two or more) dots
+("1.234.567"); a comma after a lone 0 is a decimal comma ("0,125")."""
 
 
 _MAX_DIGITS = 1000
 """Longer digit runs are no answer anyone expects; they get a stand-in of their magnitude."""
+
+
+def number_value(match: re.Match[str]) -> Fraction:
+    """The exact value of a `NUMBER_RE` match."""
+    return _to_fraction(match)
 
 
 def _to_fraction(match: re.Match[str]) -> Fraction:

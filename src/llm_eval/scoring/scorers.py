@@ -36,7 +36,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
-from llm_eval.scoring.extraction import Extraction, extract_answer
+from llm_eval.scoring.extraction import Extraction, boxed_spans, extract_answer
 from llm_eval.scoring.matchers import (
     RegexTimeout,
     answer_content,
@@ -62,14 +62,21 @@ from llm_eval.scoring.matchers import (
     tokens_equal,
 )
 from llm_eval.scoring.normalize import (
-    LATEX_TEXT_RE,
-    find_numbers,
     fold_text,
     has_greek,
     has_latin,
-    last_number,
     number_words,
     tokens,
+)
+from llm_eval.scoring.numeric import (
+    Reading,
+    expected_value,
+    first_reading,
+    has_expression,
+    last_reading,
+    math_text,
+    math_verify_reading,
+    stated_reading,
 )
 from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
 
@@ -373,46 +380,19 @@ def _token_coverage(ctx: Context) -> Outcome:
 
 # --- Rules of the numeric scorer ----------------------------------------------------------
 
-_LATEX_NOISE_RE = re.compile(r"\\[,!;: ]|\\%|\\\$|\$|\\left|\\right|\^\\circ|\^\{\\circ\}")
-_FRACTION_RE = re.compile(r"^\s*(-?)\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}\s*$")
-_SLASH_FRACTION_RE = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
-_POWER_RE = re.compile(r"^\s*(\d+)\s*\^\s*\{?\s*(\d{1,3})\s*\}?\s*$")
-
-
-def stated_number(text: str) -> Fraction | None:
-    """The one number a final answer states: "42", "x = 42", "\\frac{1}{2}", "10^{3}", "1,000".
-
-    Several different numbers with no "=" to pick one (a list, a range) state none.
-    """
-    text = _LATEX_NOISE_RE.sub("", LATEX_TEXT_RE.sub(r"\1", text))
-    text = text.rsplit("=", 1)[-1]
-    special = _special_number(text)
-    if special is not None:
-        return special
-    values = set(find_numbers(text))
-    if len(values) == 1:
-        return values.pop()
-    if not values:
-        spelled = number_words(tokens(text))
-        return Fraction(spelled[-1]) if spelled else None
-    return None
-
-
-def _special_number(text: str) -> Fraction | None:
-    if match := _FRACTION_RE.match(text):
-        value = Fraction(int(match.group(2)), int(match.group(3))) if int(match.group(3)) else None
-        return -value if value is not None and match.group(1) else value
-    if (match := _SLASH_FRACTION_RE.match(text)) and int(match.group(2)):
-        return Fraction(int(match.group(1)), int(match.group(2)))
-    if match := _POWER_RE.match(text):
-        return Fraction(int(match.group(1)) ** int(match.group(2)))
-    return None
-
 
 def _expected_number(ctx: Context) -> Fraction | None:
     """The expected answer as a number: digits, words, or a fraction such as "1/2"."""
     value = answer_number(ctx.answer)
-    return value if value is not None else _special_number(ctx.answer)
+    return value if value is not None else expected_value(ctx.answer)
+
+
+def _read(text: str, greek: bool, *, first: bool = False) -> Reading | None:
+    """The values a final answer states; Math-Verify reads what our rules cannot."""
+    reading = first_reading(text, greek) if first else stated_reading(text, greek)
+    if reading is None and has_expression(text):
+        return math_verify_reading(math_text(text).rsplit("=", 1)[-1].strip())
+    return reading
 
 
 def _numeric_boxed(ctx: Context) -> Outcome:
@@ -420,49 +400,56 @@ def _numeric_boxed(ctx: Context) -> Outcome:
     expected = _expected_number(ctx)
     if boxed is None or expected is None:
         return _pass("no \\boxed{} answer" if boxed is None else "the answer is not a number")
-    given = stated_number(boxed)
-    if given == expected:
-        return _match(f"\\boxed{{{boxed}}} is {_show(given)}")
+    if ctx.extraction.rule != "boxed":
+        return _pass("a later answer marker overrides the \\boxed{} answer")
+    greek = has_greek(ctx.extraction.text)
+    rivals = _boxed_alternatives(ctx.extraction.text, greek)
+    if len(rivals) > 1:
+        shown = ", ".join(sorted(_show(v) for v in rivals))
+        return _veto(f"the closing boxes list alternatives: {shown}", "hedged")
+    given = _read(boxed, greek)
+    if given is not None and expected in given:
+        return _match(f"\\boxed{{{boxed}}} is {_show(expected)}")
     return _veto(
-        f"\\boxed{{{boxed}}} states {_show(given)}, not {_show(expected)}", "boxed_mismatch"
+        f"\\boxed{{{boxed}}} states {_shown(given)}, not {_show(expected)}", "boxed_mismatch"
     )
+
+
+def _boxed_alternatives(text: str, greek: bool) -> set[Fraction]:
+    """The distinct values boxed in the response's last paragraph (one value: no hedge)."""
+    paragraph = re.split(r"\n\s*\n", text.rstrip())[-1]
+    values: set[Fraction] = set()
+    for _, content in boxed_spans(paragraph):
+        reading = stated_reading(content, greek)
+        if reading:
+            values.add(min(reading))
+    return values
 
 
 def _numeric_marker(ctx: Context) -> Outcome:
     expected = _expected_number(ctx)
-    if ctx.extraction.rule != "marker" or expected is None:
+    if ctx.extraction.rule not in ("marker", "bold") or expected is None:
         return _pass("no answer marker" if expected is not None else "the answer is not a number")
-    given = _first_number(ctx.extracted)
+    given = _read(ctx.extracted, has_greek(ctx.extraction.text), first=True)
     if given is None:
         return _pass(f"the marked answer {ctx.extracted!r} has no number")
-    if given == expected:
-        return _match(f"the marked answer {ctx.extracted!r} is {_show(given)}")
-    return _veto(f"the marked answer {ctx.extracted!r} states {_show(given)}")
-
-
-def _first_number(text: str) -> Fraction | None:
-    """The number a marked answer gives: after its last "=", the first one stated."""
-    tail = text.rsplit("=", 1)[-1]
-    special = _special_number(tail)
-    if special is not None:
-        return special
-    found = find_numbers(tail)
-    if found:
-        return found[0]
-    spelled = number_words(tokens(tail))
-    return Fraction(spelled[0]) if spelled else None
+    if expected in given:
+        return _match(f"the marked answer {ctx.extracted!r} is {_show(expected)}")
+    return _veto(f"the marked answer {ctx.extracted!r} states {_shown(given)}")
 
 
 def _numeric_last(ctx: Context) -> Outcome:
     expected = _expected_number(ctx)
     if expected is None:
         return _pass("the answer is not a number")
-    last = last_number(ctx.extraction.text)
+    last = last_reading(ctx.extraction.text)
     if last is None:
         return _pass("the response has no number written in digits")
-    if last == expected:
-        return _match(f"the last number in the response is {_show(last)}")
-    return _veto(f"the last number in the response is {_show(last)}, not {_show(expected)}")
+    written, values = last
+    if values is not None and expected in values:
+        return _match(f"the last number in the response, {written[:80]!r}, is {_show(expected)}")
+    return _veto(f"the last number in the response is {written[:80]!r} ({_shown(values)}), "
+                 f"not {_show(expected)}")  # fmt: skip
 
 
 def _numeric_words(ctx: Context) -> Outcome:
@@ -475,9 +462,18 @@ def _numeric_words(ctx: Context) -> Outcome:
     return _veto(f"the final answer spells {spelled[-1]}, not {_show(expected)}")
 
 
+def _shown(reading: Reading | None) -> str:
+    if not reading:
+        return "no single rational number"
+    return " or ".join(sorted(_show(value) for value in reading))
+
+
 def _show(value: Fraction | None) -> str:
     if value is None:
         return "no single number"
+    if abs(value.numerator) > 10**50:  # too long to print, or to convert to a float
+        digits = int(abs(value.numerator).bit_length() * 0.30103) + 1
+        return f"a number of about {digits} digits"
     return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
