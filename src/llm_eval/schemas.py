@@ -91,6 +91,9 @@ class RunnerConfig(_Strict):
         0.015, ge=0, description="Spacing of the first wave of task starts (0: no ramp-up)."
     )
     tool_max_rounds: int = Field(6, gt=0, description="Model turns in one tool-calling loop.")
+    max_response_chars: int = Field(
+        1_000_000, gt=0, description="Longest reply text kept; longer ones are cut and marked."
+    )
     cache: bool = Field(True, description="Replay identical requests from the response cache.")
     epochs: int = Field(1, gt=0, description="Times each task is run.")
 
@@ -307,6 +310,7 @@ class CallRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str | None = None
     started_at: str | None = None
+    truncated: bool = Field(False, description="The reply was cut to `max_response_chars`.")
 
 
 class ErrorInfo(BaseModel):

@@ -101,6 +101,12 @@ def run(
     ] = None,
     cache: Annotated[bool | None, typer.Option(help="Use the response cache.")] = None,
     output: Annotated[Path | None, typer.Option(help="Trace JSONL to write.")] = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace --output even if it is not a trace of llm-eval.")
+    ] = False,
+    allow_changed_settings: Annotated[
+        bool, typer.Option(help="--resume: keep rows made under other settings.")
+    ] = False,
     config_root: ConfigRoot = Path("."),
 ) -> None:
     """Run models on benchmarks and write one trace row per model x task x epoch."""
@@ -127,6 +133,8 @@ def run(
         context_size=context_size,
         cache=cache,
         output=output,
+        overwrite=overwrite,
+        allow_changed_settings=allow_changed_settings,
         config_root=config_root,
     )
     raise typer.Exit(execute_run(options))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,11 +42,16 @@ class RunOptions:
     context_size: int | None = None
     cache: bool | None = None
     output: Path | None = None
+    overwrite: bool = False
+    allow_changed_settings: bool = False
     config_root: Path = Path(".")
 
 
 def token_budget(max_tokens: int | None, context_size: int | None) -> int | None:
     """`--max-tokens` and `--context-size` name one budget; both only when they agree."""
+    for option, value in (("--max-tokens", max_tokens), ("--context-size", context_size)):
+        if value is not None and value <= 0:
+            raise UsageError(f"{option}: must be a positive number of tokens, not {value}")
     if max_tokens is not None and context_size is not None and max_tokens != context_size:
         raise UsageError(
             f"--max-tokens ({max_tokens}) and --context-size ({context_size}) set the same "
@@ -116,6 +122,31 @@ def prepare(options: RunOptions) -> tuple[AppConfig, list[str], list[str]]:
     return config, models, benchmarks
 
 
+def check_categories(config: AppConfig, benchmarks: list[str], options: RunOptions) -> None:
+    """An `--include` / `--exclude` category that no selected task has is a usage error."""
+    if not options.include and not options.exclude:
+        return
+    from llm_eval.config.task_files import read_task_file
+
+    known = {
+        loaded.task.category
+        for name in benchmarks
+        for loaded in read_task_file(config.benchmark_path(name)).tasks
+    }
+    for option, categories in (("--include", options.include), ("--exclude", options.exclude)):
+        unknown = sorted(set(categories) - known)
+        if unknown:
+            raise UsageError(
+                f"{option}: no selected task has category {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+
+
+def _terminate_like_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM stops a run the way Ctrl-C does, so every cleanup (tool sandboxes) runs."""
+    raise KeyboardInterrupt
+
+
 def default_output(root: Path, run_id: str) -> Path:
     return root / "results" / f"run-{run_id}.jsonl"
 
@@ -130,6 +161,7 @@ def execute_run(options: RunOptions) -> int:
     if options.resume and options.output is None:
         raise UsageError("--resume needs --output naming the trace file to complete")
     config, models, benchmarks = prepare(options)
+    check_categories(config, benchmarks, options)
     load_dotenv(config.root / ".env", override=False)
     check_api_keys(config, models)
     run_id = new_run_id()
@@ -144,14 +176,18 @@ def execute_run(options: RunOptions) -> int:
         ),
         epochs=options.epochs,
         resume=options.resume,
+        overwrite=options.overwrite,
+        allow_changed_settings=options.allow_changed_settings,
         use_cache=options.cache,
         progress=progress,
         run_id=run_id,
     )
+    previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt)
     try:
         summary = asyncio.run(runner.run())
     finally:
         progress.stop()
+        signal.signal(signal.SIGTERM, previous)
     code = _print_summary(summary, config.runner.fail_on_error)
     from llm_eval.tracking import track_stage
 
@@ -167,6 +203,8 @@ def _print_summary(summary: Any, fail_on_error: float) -> int:
         f"{statuses['error']} error; {summary.calls.model_calls} model calls, "
         f"{summary.calls.cache_hits} cache hits"
     )
+    for model, error in summary.first_errors.items():
+        print(f"first error of {model}: {error.kind}: {error.message[:300]}")
     if summary.error_share() > fail_on_error:
         print(
             f"error rows are {summary.error_share():.1%} of the run, above fail_on_error "

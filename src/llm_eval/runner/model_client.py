@@ -7,6 +7,7 @@ provider may see: the task's expected answer (`TaskHint`) goes to simulated prov
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from llm_eval.errors import ProviderError
-from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
+from llm_eval.redaction import redact
 from llm_eval.runner.cache import ResponseCache
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.retry import AttemptLog, RetryPolicy, call_with_retries
@@ -39,6 +41,7 @@ class ModelClient:
     cache: ResponseCache | None = None
     counters: CallCounters = field(default_factory=CallCounters)
     rng: random.Random = field(default_factory=random.Random)
+    max_response_chars: int = 1_000_000
 
     def request(self, request: ChatRequest, hint: TaskHint) -> ChatRequest:
         """`request` with the task hint attached only if the provider is simulated."""
@@ -51,8 +54,15 @@ class ModelClient:
         request: ChatRequest,
         calls: list[CallRecord],
         on_retry: Callable[[ProviderError], None] | None = None,
+        started: AttemptLog | None = None,
     ) -> ChatResponse:
-        """One model call with every policy applied; appends its record to `calls`."""
+        """One model call with every policy applied; appends its record to `calls`.
+
+        `started` counts every attempt as it begins, so a task cut off by its timeout still
+        records the requests it sent. Each attempt has `request.timeout_s` in all, however
+        slowly the server trickles its bytes. The reply is redacted of secrets and cut to
+        `max_response_chars` before anything (the cache included) stores it.
+        """
         use_cache = self.cache is not None and self.provider.cacheable
         if self.cache is not None and use_cache:
             hit = self.cache.get(request)
@@ -61,12 +71,21 @@ class ModelClient:
                 calls.append(CallRecord(latency_s=0.0, attempts=0, cached=True, usage=hit.usage))
                 return hit
         log = AttemptLog()
-        started_at, started = _now(), time.perf_counter()
+        started_at, started_clock = _now(), time.perf_counter()
 
         async def attempt() -> ChatResponse:
             async with self.limiter.slot():
                 self.counters.model_calls += 1
-                return await self.provider.complete(request)
+                if started is not None:
+                    started.attempts += 1
+                try:
+                    return await asyncio.wait_for(
+                        self.provider.complete(request), request.timeout_s
+                    )
+                except TimeoutError:
+                    raise ProviderError(
+                        "timeout", f"no complete reply within {request.timeout_s} s", transient=True
+                    ) from None
 
         def retried(error: ProviderError) -> None:
             if error.status_code == 429:
@@ -79,14 +98,15 @@ class ModelClient:
                 attempt, self.policy, log, on_retry=retried, rng=self.rng
             )
         except ProviderError as error:
-            elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - started_clock
             calls.append(
                 CallRecord(latency_s=elapsed, attempts=log.attempts, started_at=started_at)
             )
             error.extra["attempts"] = str(sum(c.attempts for c in calls))
             raise
         self.limiter.succeeded()
-        response.latency_s = response.latency_s or time.perf_counter() - started
+        response.latency_s = response.latency_s or time.perf_counter() - started_clock
+        truncated = sanitize_response(response, self.max_response_chars)
         calls.append(
             CallRecord(
                 latency_s=round(response.latency_s, 6),
@@ -94,11 +114,38 @@ class ModelClient:
                 usage=response.usage,
                 finish_reason=response.finish_reason,
                 started_at=started_at,
+                truncated=truncated,
             )
         )
         if self.cache is not None and use_cache:
             self.cache.put(request, response)
         return response
+
+
+def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
+    """Redact secrets from every text of a reply and cut its texts to `max_chars`.
+
+    Returns whether anything was cut. A provider can echo a key in its content, its reasoning
+    or a tool call's arguments; none of those may reach a trace, the cache or MLflow.
+    """
+    cut = False
+    if response.content is not None:
+        response.content, cut_content = _bounded(redact(response.content), max_chars)
+        cut = cut or cut_content
+    if response.reasoning is not None:
+        response.reasoning, cut_reasoning = _bounded(redact(response.reasoning), max_chars)
+        cut = cut or cut_reasoning
+    response.tool_calls = [
+        ToolCall(call.id, call.name, redact(call.arguments)[:max_chars])
+        for call in response.tool_calls
+    ]
+    return cut
+
+
+def _bounded(text: str, max_chars: int) -> tuple[str, bool]:
+    if len(text) <= max_chars:
+        return text, False
+    return text[:max_chars], True
 
 
 def _now() -> str:

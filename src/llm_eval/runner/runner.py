@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
+import json
 import os
 import random
 import secrets
@@ -17,7 +19,7 @@ from typing import Any, Protocol
 
 from llm_eval.config.loading import AppConfig
 from llm_eval.config.task_files import read_task_file
-from llm_eval.errors import MissingApiKeyError, ProviderError
+from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
 from llm_eval.providers.registry import create_provider
@@ -25,9 +27,23 @@ from llm_eval.redaction import redact
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
-from llm_eval.runner.retry import RetryPolicy
-from llm_eval.runner.trace_io import AsyncTraceWriter, prepare_resume
-from llm_eval.schemas import CallRecord, ErrorInfo, ModelConfig, RowKey, Task, TraceRow, Usage
+from llm_eval.runner.retry import AttemptLog, RetryPolicy
+from llm_eval.runner.trace_io import (
+    AsyncTraceWriter,
+    exclusive_writer,
+    is_trace_file,
+    prepare_resume,
+)
+from llm_eval.schemas import (
+    CallRecord,
+    ErrorInfo,
+    ModelConfig,
+    RowKey,
+    Task,
+    ToolCallRecord,
+    TraceRow,
+    Usage,
+)
 from llm_eval.scoring.rows import score_row
 from llm_eval.tools.registry import ToolRegistry
 
@@ -94,6 +110,8 @@ class RunSummary:
     rows_kept: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     calls: CallCounters = field(default_factory=CallCounters)
+    first_errors: dict[str, ErrorInfo] = field(default_factory=dict)
+    """The first error row of each model, to say what went wrong without opening the trace."""
 
     def error_share(self) -> float:
         total = sum(self.statuses.values())
@@ -124,6 +142,8 @@ class EvaluationRunner:
         task_filter: TaskFilter | None = None,
         epochs: int | None = None,
         resume: bool = False,
+        overwrite: bool = False,
+        allow_changed_settings: bool = False,
         use_cache: bool | None = None,
         progress: ProgressSink | None = None,
         provider_factory: Callable[[ModelConfig], Provider] = create_provider,
@@ -136,6 +156,8 @@ class EvaluationRunner:
         self.filter = task_filter or TaskFilter()
         self.epochs = epochs or config.runner.epochs
         self.resume = resume
+        self.overwrite = overwrite
+        self.allow_changed_settings = allow_changed_settings
         self.progress: ProgressSink = progress or SilentProgress()
         runner = config.runner
         self.policy = RetryPolicy(
@@ -170,8 +192,9 @@ class EvaluationRunner:
             ceiling = min(self.config.runner.global_limit, provider.max_connections() or 10**9)
             limiter = limiters.setdefault(key, AdaptiveLimiter(ceiling))
             clients[name] = ModelClient(
-                provider, self.policy, limiter, cache, self.summary.calls, rng
-            )
+                provider, self.policy, limiter, cache, self.summary.calls, rng,
+                self.config.runner.max_response_chars,
+            )  # fmt: skip
         return clients
 
     # ------------------------------------------------------------------ planning
@@ -192,10 +215,31 @@ class EvaluationRunner:
         return items
 
     async def run(self) -> RunSummary:
-        """Run the plan; with `resume`, keep finished rows and run only missing or errored ones."""
+        """Run the plan; with `resume`, keep finished rows and run only missing or errored ones.
+
+        The trace file is locked for the whole run; an existing file that is not a trace of
+        this tool is never truncated unless `overwrite`.
+        """
+        self._check_output()
+        with exclusive_writer(self.output):
+            return await self._run_locked()
+
+    def _check_output(self) -> None:
+        output = self.output
+        if output.is_dir():
+            raise UsageError(f"--output: {output} is a directory; name a .jsonl file")
+        if output.exists() and not (self.resume or self.overwrite) and not is_trace_file(output):
+            raise UsageError(
+                f"--output: {output} exists and is not a trace of llm-eval; refusing to "
+                "overwrite it (pass --overwrite to replace it anyway)"
+            )
+
+    async def _run_locked(self) -> RunSummary:
         items = self.plan()
         if self.resume:
-            kept = prepare_resume(self.output)
+            kept = prepare_resume(
+                self.output, self._row_settings, allow_changed_settings=self.allow_changed_settings
+            )
             items = [item for item in items if item.key not in kept]
             self.summary.rows_kept = len(kept)
             self.summary.statuses.update(row.status for row in kept.values())
@@ -223,22 +267,27 @@ class EvaluationRunner:
         await writer.write(row)
         self.summary.rows_written += 1
         self.summary.statuses[row.status] += 1
+        if row.error is not None:
+            self.summary.first_errors.setdefault(item.model, row.error)
         self.progress.row_done(item.model, row.status)
 
     async def _execute(self, item: WorkItem) -> TraceRow:
         started_at, started = _now(), time.perf_counter()
         calls: list[CallRecord] = []
         conversation: list[dict[str, Any]] = []
+        attempts = AttemptLog()
         try:
             result = await asyncio.wait_for(
-                self._run_flow(item, calls, conversation), self.config.runner.task_timeout_s
+                self._run_flow(item, calls, conversation, attempts),
+                self.config.runner.task_timeout_s,
             )
         except ProviderError as error:
             return self._error_row(item, calls, conversation, error, started_at, started)
         except TimeoutError:
             limit = self.config.runner.task_timeout_s
             timeout = ProviderError("task_timeout", f"task exceeded {limit} s", transient=False)
-            return self._error_row(item, calls, conversation, timeout, started_at, started)
+            row = self._error_row(item, calls, conversation, timeout, started_at, started)
+            return _with_attempts(row, attempts.attempts)
         except Exception as exc:  # a bug must not take the run down with it: record it
             message = f"{type(exc).__name__}: {exc}"
             internal = ProviderError("internal_error", message, transient=False)
@@ -248,13 +297,17 @@ class EvaluationRunner:
             update={
                 "response": result.response,
                 "reasoning": result.reasoning,
-                "tool_calls": result.tool_calls,
+                "tool_calls": [_redacted_tool_call(record) for record in result.tool_calls],
             }
         )
         return score_row(row)
 
     async def _run_flow(
-        self, item: WorkItem, calls: list[CallRecord], conversation: list[dict[str, Any]]
+        self,
+        item: WorkItem,
+        calls: list[CallRecord],
+        conversation: list[dict[str, Any]],
+        attempts: AttemptLog,
     ) -> FlowResult:
         bench = self.config.benchmarks[item.benchmark]
         model = self.config.models[item.model]
@@ -266,7 +319,7 @@ class EvaluationRunner:
             messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
         ) -> ChatResponse:
             conversation[:] = messages
-            return await self._call_model(item, messages, tools, calls)
+            return await self._call_model(item, messages, tools, calls, attempts)
 
         ctx = FlowContext(call, prompt, self.tools, bench.tools, self.config.runner.tool_max_rounds)
         return await FLOWS[bench.resolved_flow](item.task, ctx)
@@ -277,11 +330,13 @@ class EvaluationRunner:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         calls: list[CallRecord],
+        attempts: AttemptLog,
     ) -> ChatResponse:
         client = self.clients[item.model]
         hint = TaskHint(item.benchmark, item.task.id, item.task.answer, item.task.task_type)
         request = client.request(self._request(item, messages, tools), hint)
-        return await client.call(request, calls, lambda _error: self.progress.retried(item.model))
+        retried = lambda _error: self.progress.retried(item.model)  # noqa: E731
+        return await client.call(request, calls, retried, attempts)
 
     async def _ramp_up(self) -> None:
         """Stagger the first wave of tasks instead of firing them in one burst.
@@ -317,6 +372,23 @@ class EvaluationRunner:
 
     # ------------------------------------------------------------------ rows
 
+    def _settings_of(self, model_name: str, benchmark: str) -> dict[str, Any]:
+        """What decides a row's answer besides the task: a resume must not mix two of these."""
+        model = self.config.models[model_name]
+        bench = self.config.benchmarks[benchmark]
+        prompt = self.config.prompts[model.prompt or bench.prompt].model_dump()
+        settings = _settings(model, self.config.runner.max_tokens)
+        settings["prompt_digest"] = _digest(
+            [prompt, self.config.prompts[bench.prompt].model_dump()]
+        )
+        settings["tool_max_rounds"] = self.config.runner.tool_max_rounds
+        return settings
+
+    def _row_settings(self, row: TraceRow) -> dict[str, Any]:
+        if row.model not in self.config.models or row.benchmark not in self.config.benchmarks:
+            return {}
+        return self._settings_of(row.model, row.benchmark)
+
     def _base_row(
         self,
         item: WorkItem,
@@ -350,13 +422,13 @@ class EvaluationRunner:
             answer_format=item.task.answer_format,
             difficulty=item.task.difficulty,
             scorer=bench.scorer,
-            messages=messages,
+            messages=[_redacted_message(message) for message in messages],
             calls=calls,
             usage=usage,
             latency_s=round(time.perf_counter() - started, 6),
             attempts=sum(record.attempts for record in calls),
             status=status,  # type: ignore[arg-type]
-            settings=_settings(model, self.config.runner.max_tokens),
+            settings=self._settings_of(item.model, item.benchmark),
             started_at=started_at,
             finished_at=_now(),
         )
@@ -384,6 +456,38 @@ def _settings(model: ModelConfig, default_max_tokens: int) -> dict[str, Any]:
     settings = model.model_dump(exclude={"label", "input_cost_per_mtok", "output_cost_per_mtok"})
     settings["max_tokens"] = model.max_tokens or default_max_tokens
     return settings
+
+
+def _with_attempts(row: TraceRow, started: int) -> TraceRow:
+    """A timed-out row counts the attempts it started, not only the ones that finished."""
+    attempts = max(row.attempts, started)
+    error = row.error.model_copy(update={"attempts": attempts}) if row.error else None
+    return row.model_copy(update={"attempts": attempts, "error": error})
+
+
+def _redacted_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A conversation message with every text in it redacted (tool output included)."""
+    cleaned = dict(message)
+    if isinstance(cleaned.get("content"), str):
+        cleaned["content"] = redact(cleaned["content"])
+    if cleaned.get("tool_calls"):
+        cleaned["tool_calls"] = json.loads(redact(json.dumps(cleaned["tool_calls"])))
+    return cleaned
+
+
+def _redacted_tool_call(record: ToolCallRecord) -> ToolCallRecord:
+    return record.model_copy(
+        update={
+            "arguments": redact(record.arguments),
+            "result": redact(record.result) if record.result is not None else None,
+            "error": redact(record.error) if record.error is not None else None,
+        }
+    )
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _now() -> str:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from llm_eval.errors import ConfigError, Problem
+from llm_eval.errors import ConfigError, Problem, UsageError
 from llm_eval.schemas import RowKey, TraceRow
 
 
@@ -42,16 +44,31 @@ class AsyncTraceWriter:
             self._handle.flush()
 
 
+TRACE_SIGNATURE = '{"run_id":'
+"""How every line of a trace file starts (pydantic dumps `run_id` first): a file whose first
+line does not start so was not written by llm-eval."""
+
+
 def read_rows(path: Path, *, tolerate_torn_tail: bool = True) -> list[TraceRow]:
-    """Every row of a trace file; a torn last line (a crash mid-write) is skipped, others fail."""
+    """Every row of a trace file.
+
+    A torn last line (a crash mid-write, possibly inside a multi-byte character) is skipped;
+    any other bad line (invalid UTF-8, not JSON, not a row) is an error naming `path:line`.
+    """
     rows: list[TraceRow] = []
     problems: list[Problem] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
+    lines = path.read_bytes().split(b"\n")
+    if lines and not lines[-1].strip():
+        lines.pop()
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
             continue
         try:
-            rows.append(TraceRow.model_validate_json(text))
+            rows.append(TraceRow.model_validate_json(raw.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            if tolerate_torn_tail and number == len(lines):
+                break
+            problems.append(Problem(str(path), number, f"not valid UTF-8 (byte {exc.start})"))
         except (ValidationError, ValueError) as exc:
             if tolerate_torn_tail and number == len(lines):
                 break
@@ -59,6 +76,36 @@ def read_rows(path: Path, *, tolerate_torn_tail: bool = True) -> list[TraceRow]:
     if problems:
         raise ConfigError(problems)
     return rows
+
+
+def is_trace_file(path: Path) -> bool:
+    """Whether `path` is empty or starts like a trace of this tool."""
+    with path.open("rb") as handle:
+        head = handle.read(len(TRACE_SIGNATURE) + 64).lstrip()
+    return not head or head.startswith(TRACE_SIGNATURE.encode())
+
+
+@contextmanager
+def exclusive_writer(path: Path) -> Iterator[None]:
+    """Hold the trace file's lock (`<file>.lock`) for the block; refuse a second writer.
+
+    Two runs appending to one file would lose rows or pay for every request twice, so the
+    second one stops before anything is read or written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    with lock_path.open("a") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"--output: {path} is being written by another llm-eval run (it holds "
+                f"{lock_path.name}); wait for it to finish or choose another file"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def read_many(paths: Iterable[Path]) -> list[TraceRow]:
@@ -73,17 +120,28 @@ def _first_error(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def prepare_resume(path: Path) -> dict[RowKey, TraceRow]:
+def prepare_resume(
+    path: Path,
+    current_settings: Callable[[TraceRow], dict[str, Any]] | None = None,
+    *,
+    allow_changed_settings: bool = False,
+) -> dict[RowKey, TraceRow]:
     """Keep finished rows, drop error rows and any torn tail; rewrite the file atomically.
 
-    Returns the kept rows by key; the runner then runs only what is missing.
+    Rows made under other settings than this run's (`current_settings` of a row's model and
+    benchmark) are refused, naming what changed, unless `allow_changed_settings`. Nothing is
+    rewritten before every check passed. Returns the kept rows by key.
     """
     if not path.exists():
         return {}
+    if not is_trace_file(path):
+        raise UsageError(f"--resume: {path} is not a trace file written by llm-eval")
     kept: dict[RowKey, TraceRow] = {}
     for row in read_rows(path):
         if row.status != "error":
             kept[row.key] = row  # a later duplicate replaces an earlier one
+    if current_settings is not None and not allow_changed_settings:
+        _refuse_changed_settings(path, kept.values(), current_settings)
     temporary = path.with_suffix(path.suffix + ".resume-tmp")
     with temporary.open("w", encoding="utf-8") as handle:
         for row in kept.values():
@@ -92,6 +150,24 @@ def prepare_resume(path: Path) -> dict[RowKey, TraceRow]:
         os.fsync(handle.fileno())
     os.replace(temporary, path)
     return kept
+
+
+def _refuse_changed_settings(
+    path: Path, rows: Iterable[TraceRow], current: Callable[[TraceRow], dict[str, Any]]
+) -> None:
+    changes: dict[str, str] = {}
+    for row in rows:
+        now = current(row)
+        for key in sorted(set(row.settings) | set(now)):
+            before, after = row.settings.get(key), now.get(key)
+            if before != after:
+                changes.setdefault(f"{row.model}.{key}", f"{before!r} -> {after!r}")
+    if changes:
+        listed = "; ".join(f"{key}: {change}" for key, change in list(changes.items())[:10])
+        raise UsageError(
+            f"--resume: {path} holds rows made under other settings ({listed}); rerun without "
+            "--resume, or add --allow-changed-settings to mix them knowingly"
+        )
 
 
 def write_rows(path: Path, rows: Iterable[TraceRow]) -> None:
