@@ -98,7 +98,7 @@ def _read(root: Path, name: str, problems: list[Problem]) -> LocatedYaml | None:
         located = load_located_yaml(path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line = mark.line + 1 if mark is not None else getattr(exc, "line", None)
         problems.append(Problem(str(path), line, f"invalid YAML: {getattr(exc, 'problem', exc)}"))
         return None
     if not isinstance(located.data, dict):
@@ -161,4 +161,5 @@ def _report(
 
 def raw_params(root: Path | str = ".") -> dict[str, Any]:
     """The parsed `params.yaml` as plain data (for tracking and DVC glue)."""
-    return yaml.safe_load((Path(root) / PARAMS_FILE).read_text(encoding="utf-8")) or {}
+    data = load_located_yaml(Path(root) / PARAMS_FILE).data
+    return data if isinstance(data, dict) else {}

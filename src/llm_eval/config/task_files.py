@@ -40,7 +40,7 @@ def read_task_file(path: Path, *, expected_type: str | None = None) -> TaskFile:
     tasks: list[LoadedTask] = []
     problems: list[Problem] = []
     first_line_of: dict[str, int] = {}
-    for number, text in _nonblank_lines(path):
+    for number, text in _nonblank_lines(path, problems):
         loaded = _parse_line(path, number, text, expected_type, problems)
         if loaded is None:
             continue
@@ -49,9 +49,15 @@ def read_task_file(path: Path, *, expected_type: str | None = None) -> TaskFile:
     return TaskFile(path, tasks, problems)
 
 
-def _nonblank_lines(path: Path) -> Iterable[tuple[int, str]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
+def _nonblank_lines(path: Path, problems: list[Problem]) -> Iterable[tuple[int, str]]:
+    """Nonblank lines as text; a line that is not UTF-8 is a problem at its own line."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(str(path), number, f"not valid UTF-8 (byte {exc.start})"))
+                continue
             if text.strip():
                 yield number, text
 
@@ -63,6 +69,9 @@ def _parse_line(
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         problems.append(Problem(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+        return None
+    except RecursionError:
+        problems.append(Problem(str(path), number, "invalid JSON: nested too deeply"))
         return None
     if not isinstance(raw, dict):
         problems.append(Problem(str(path), number, "a task must be a JSON object"))

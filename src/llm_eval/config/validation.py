@@ -49,6 +49,7 @@ def validate(root: str = ".") -> ValidationReport:
     report.problems.extend(_model_problems(config))
     report.problems.extend(_selection_problems(config))
     report.problems.extend(_benchmark_problems(config))
+    report.warnings.extend(_outside_root_warnings(config))
     for name in config.benchmarks:
         task_file = read_task_file(
             config.benchmark_path(name), expected_type=config.benchmarks[name].task_type
@@ -258,3 +259,22 @@ def _regex_warnings(task_file: TaskFile) -> list[Problem]:
         for loaded in task_file.tasks
         if loaded.task.answer_regex and _NESTED_QUANTIFIER_RE.search(loaded.task.answer_regex)
     ]
+
+
+def _outside_root_warnings(config: AppConfig) -> list[Problem]:
+    """Task files outside the config root are not versioned with it (nor seen by DVC)."""
+    root = config.root.resolve()
+    warnings: list[Problem] = []
+    for name in config.benchmarks:
+        path = config.benchmark_path(name).resolve()
+        if not path.is_relative_to(root):
+            warnings.append(
+                _problem(
+                    config,
+                    BENCHMARKS_FILE,
+                    ("benchmarks", name, "path"),
+                    f"benchmark {name!r}: task file {path} is outside the config root {root}; "
+                    "DVC and git will not track it with the suite",
+                )
+            )
+    return warnings

@@ -29,9 +29,30 @@ class LocatedYaml:
         return None
 
 
+MAX_EXPANDED_NODES = 100_000
+"""A file whose aliases expand it past this many nodes is refused: a few hundred bytes of
+nested aliases expand to gigabytes (a "billion laughs" document). Our configs hold a few
+hundred nodes."""
+
+
+class YamlInputError(yaml.YAMLError):
+    """The file cannot be read as YAML at all (not UTF-8, or an alias bomb)."""
+
+    def __init__(self, problem: str, line: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
 def load_located_yaml(path: Path) -> LocatedYaml:
     """Parse `path`; raise `yaml.YAMLError` (with its own mark) when it is not valid YAML."""
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise YamlInputError(f"not valid UTF-8 (byte {exc.start})", line) from None
+    _check_aliases(text)
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     data = yaml.safe_load(text) if node is not None else None
     lines: dict[KeyPath, int] = {}
@@ -39,6 +60,35 @@ def load_located_yaml(path: Path) -> LocatedYaml:
     if node is not None:
         _walk(node, (), lines, duplicates)
     return LocatedYaml(path=path, data=data, lines=lines, duplicates=duplicates)
+
+
+def _check_aliases(text: str) -> None:
+    """Count the nodes the document would have with every alias expanded; refuse a bomb.
+
+    Runs on the parser's events, so it costs one linear pass whatever the aliases hold.
+    """
+    expanded: dict[str, int] = {}
+    stack: list[list[Any]] = [[0, None]]
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            stack.append([1, event.anchor])
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            size, anchor = stack.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            size, anchor = 1, event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            size, anchor = expanded.get(event.anchor or "", 1), None
+        else:
+            continue
+        if anchor:
+            expanded[anchor] = size
+        stack[-1][0] += size
+        if stack[-1][0] > MAX_EXPANDED_NODES or size > MAX_EXPANDED_NODES:
+            line = event.start_mark.line + 1 if event.start_mark else None
+            raise YamlInputError(
+                f"aliases expand the document past {MAX_EXPANDED_NODES} nodes: refused", line
+            )
 
 
 def _walk(

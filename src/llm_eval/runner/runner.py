@@ -455,7 +455,9 @@ class EvaluationRunner:
 def _settings(model: ModelConfig, default_max_tokens: int) -> dict[str, Any]:
     settings = model.model_dump(exclude={"label", "input_cost_per_mtok", "output_cost_per_mtok"})
     settings["max_tokens"] = model.max_tokens or default_max_tokens
-    return settings
+    # Settings are stored in every row: a secret value pasted into extra_params must not be.
+    redacted: dict[str, Any] = json.loads(redact(json.dumps(settings, ensure_ascii=False)))
+    return redacted
 
 
 def _with_attempts(row: TraceRow, started: int) -> TraceRow:

@@ -71,8 +71,10 @@ def read_params(config_root: Path) -> dict[str, Any] | None:
         return None
     import yaml
 
+    from llm_eval.config.yaml_lines import load_located_yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_located_yaml(path).data
     except (OSError, yaml.YAMLError):
         return None
     return data if isinstance(data, dict) else None
