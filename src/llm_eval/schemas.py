@@ -77,7 +77,7 @@ class RunnerConfig(_Strict):
 
     global_limit: int = Field(16, gt=0, description="Tasks in flight across all models.")
     per_model_limit: int = Field(8, gt=0, description="Tasks in flight for one model.")
-    max_attempts: int = Field(4, gt=0, description="Attempts per model call, first included.")
+    max_attempts: int = Field(10, gt=0, description="Attempts per model call, first included.")
     request_timeout_s: float = Field(120.0, gt=0, description="Timeout of one model call.")
     task_timeout_s: float = Field(900.0, gt=0, description="Timeout of one whole task.")
     max_tokens: int = Field(4096, gt=0, description="Default completion token budget.")

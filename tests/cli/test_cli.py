@@ -155,3 +155,32 @@ def test_compare_pairs_two_runs_of_the_same_model(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "[A]" in result.stdout and "[B]" in result.stdout
     assert "| 8 | " in result.stdout  # eight tasks paired across the two runs
+
+
+def test_a_negative_context_size_is_named_as_such() -> None:
+    result = llm_eval("run", "--mock", "--context-size", "-1")
+    assert result.returncode == 2 and "--context-size" in result.stderr
+    assert "--max-tokens" not in result.stderr
+
+
+def test_an_unknown_category_names_the_known_ones() -> None:
+    result = llm_eval("run", "--mock", "--benchmark", "sample_math", "--include", "poetry")
+    assert result.returncode == 2
+    assert "--include: no selected task has category 'poetry'" in result.stderr
+    assert "arithmetic" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_run_of_only_errors_says_what_the_first_error_was(config_copy: Path) -> None:
+    params = config_copy / "params.yaml"
+    params.write_text(
+        params.read_text(encoding="utf-8")
+        + "\n  nowhere:\n    provider: litellm\n    model: openai/x\n"
+        "    api_base: http://127.0.0.1:9/v1\n",
+        encoding="utf-8",
+    )
+    result = llm_eval("run", "--config-root", str(config_copy), "--model", "nowhere",
+                      "--benchmark", "sample_logic", "--max-attempts", "1",
+                      "--output", str(config_copy / "t.jsonl"))  # fmt: skip
+    assert result.returncode == 3, result.stderr[-1000:]
+    assert "first error of nowhere: connection:" in result.stdout

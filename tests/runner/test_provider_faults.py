@@ -64,7 +64,9 @@ def _runner(root: Path, output: Path, benchmarks: list[str] | None = None, **run
 
 def test_thirty_percent_transient_faults_leave_no_error_rows(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root, stub = stub_root
-    stub.set_config(fault_rate=0.3, fault_kinds=TRANSIENT, retry_after="0", slow_s=5.0, seed=3)
+    # Independent draws: a request may fail several times in a row, as on a real server.
+    stub.set_config(fault_rate=0.3, fault_kinds=TRANSIENT, retry_after="0", slow_s=5.0, seed=3,
+                    independent_faults=True)  # fmt: skip
     out = tmp_path / "t.jsonl"
     summary = asyncio.run(_runner(root, out).run())
     rows = read_rows(out)

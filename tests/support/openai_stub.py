@@ -78,6 +78,7 @@ class StubConfig:
     fault_rate: float = 0.0
     fault_kinds: tuple[str, ...] = ("500",)
     faults_per_request: int = 1
+    independent_faults: bool = False
     seed: int = 0
     retry_after: str | None = None
     slow_s: float = 30.0
@@ -117,10 +118,17 @@ def fault_for(config: StubConfig, body: Body, attempt: int) -> str | None:
     Pure, so tests can predict the stub: whether a body is faulted depends only on the seed
     and the body; the kind may differ between attempts, but deterministically.
     """
-    if config.fault_rate <= 0.0 or attempt >= config.faults_per_request:
+    if config.fault_rate <= 0.0:
         return None
     digest = canonical_body_hash(body)
-    if _unit_draw(config.seed, digest, "fault") >= config.fault_rate:
+    if config.independent_faults:
+        # Every arrival is a fresh draw, as on a real overloaded server: a request can fail
+        # any number of times in a row.
+        if _unit_draw(config.seed, digest, "fault", str(attempt)) >= config.fault_rate:
+            return None
+    elif attempt >= config.faults_per_request:
+        return None
+    elif _unit_draw(config.seed, digest, "fault") >= config.fault_rate:
         return None
     index = int(_unit_draw(config.seed, digest, "kind", str(attempt)) * len(config.fault_kinds))
     return config.fault_kinds[index]
