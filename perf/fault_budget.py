@@ -64,8 +64,9 @@ def main() -> int:
     parser.add_argument("--fault-rate", type=float, default=0.3)
     parser.add_argument("--max-attempts", type=int, default=None)
     args = parser.parse_args()
+    from tests.support.openai_stub import StubConfig, start_stub  # noqa: I001
+
     from llm_eval.config.loading import load_config
-    from tests.support.openai_stub import StubConfig, start_stub
 
     budget = args.max_attempts or load_config(REPO).runner.max_attempts
     print(f"fault rate {args.fault_rate:.0%} ({', '.join(TRANSIENT)}), max_attempts {budget}")
@@ -73,8 +74,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, start_stub() as stub:
         root = suite_copy(Path(tmp), stub.base_url)
         for run in range(1, args.runs + 1):
-            stub.set_config(StubConfig(fault_rate=args.fault_rate, fault_kinds=TRANSIENT,
-                                       independent_faults=True, retry_after="0", seed=run))  # fmt: skip
+            faults = StubConfig(fault_rate=args.fault_rate, fault_kinds=TRANSIENT,
+                                independent_faults=True, retry_after="0", seed=run)  # fmt: skip
+            stub.set_config(faults)
             stub.reset()
             output = Path(tmp) / f"run-{run}.jsonl"
             rows, errors, attempts = asyncio.run(one_run(root, output, args.max_attempts))

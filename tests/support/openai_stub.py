@@ -126,9 +126,9 @@ def fault_for(config: StubConfig, body: Body, attempt: int) -> str | None:
         # any number of times in a row.
         if _unit_draw(config.seed, digest, "fault", str(attempt)) >= config.fault_rate:
             return None
-    elif attempt >= config.faults_per_request:
-        return None
-    elif _unit_draw(config.seed, digest, "fault") >= config.fault_rate:
+    elif attempt >= config.faults_per_request or (
+        _unit_draw(config.seed, digest, "fault") >= config.fault_rate
+    ):
         return None
     index = int(_unit_draw(config.seed, digest, "kind", str(attempt)) * len(config.fault_kinds))
     return config.fault_kinds[index]
