@@ -263,3 +263,20 @@ def test_formatting_helpers() -> None:
     assert fmt_cost(None) == "n/a"
     assert fmt_cost(0.01234, unknown_rows=2) == "$0.0123 (partial)"
     assert escape("a|b\nc") == "a\\|b c"
+
+
+def test_item_analysis_by_difficulty_with_detectable_difference_and_flat_items() -> None:
+    rows = []
+    for model, wrong in (("a", {"lu_002", "lu_003"}), ("b", {"lu_003"})):
+        for index, level in enumerate(["easy", "medium", "hard", "hard"], start=1):
+            task = f"lu_{index:03d}"
+            status = "incorrect" if task in wrong else "correct"
+            rows.append(support_row(model=model, benchmark="language_understanding",
+                                    task_id=task, status=status, difficulty=level))  # fmt: skip
+    text = render_report(rows, title="t")
+    assert "## Language understanding by difficulty" in text
+    hard = next(line for line in text.splitlines() if line.startswith("| hard"))
+    assert "1 / 2" in hard
+    assert "not resolvable here" in text and "Minimum detectable difference" in text
+    assert "every model answered right (they separate no model here, 2): lu_001, lu_004" in text
+    assert "every model answered wrong (they separate no model here, 1): lu_003" in text

@@ -173,3 +173,24 @@ def test_clustered_interval_edges() -> None:
     assert clustered_interval([2], [3]) == (pytest.approx(2 / 3), 0.0, 1.0)
     mean, lo, hi = clustered_interval([2, 2], [4, 4])  # no spread between tasks
     assert (mean, lo, hi) == (0.5, 0.5, 0.5)
+
+
+def test_minimum_detectable_difference_solves_the_power_equation() -> None:
+    from llm_eval.reporting.statistics import Z_80_POWER, Z_95, minimum_detectable_difference
+
+    d = minimum_detectable_difference(108, 0.5)
+    assert d is not None
+    p_a, p_b = 0.5 + d / 2, 0.5 - d / 2
+    psi = p_a * (1 - p_b) + p_b * (1 - p_a)
+    needed = (Z_95 * psi**0.5 + Z_80_POWER * (psi - d * d) ** 0.5) ** 2
+    assert 108 * d * d == pytest.approx(needed, rel=1e-6)
+    assert 0.18 < d < 0.20
+
+
+def test_more_tasks_resolve_smaller_differences() -> None:
+    from llm_eval.reporting.statistics import minimum_detectable_difference
+
+    values = [minimum_detectable_difference(n, 0.9) for n in (10, 30, 108, 1000)]
+    assert all(v is not None for v in values)
+    assert values == sorted(values, reverse=True)  # type: ignore[type-var]
+    assert minimum_detectable_difference(2, 0.5) is None

@@ -148,6 +148,8 @@ def _body_sections(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> l
         lambda: _paired_section(frame),
         lambda: _epoch_section(frame),
         lambda: _category_section(frame),
+        lambda: _difficulty_section(frame),
+        lambda: _item_analysis_section(frame),
     ]
     return [build() for build in builders]
 
@@ -365,6 +367,47 @@ def _category_section(frame: pd.DataFrame) -> str:
     categories = sorted(table["category"].unique().tolist())
     body = [[cat, *(cells.get((cat, m), "—") for m in models)] for cat in categories]
     return "## Language understanding by category\n\n" + md_table(["Category", *models], body)
+
+
+def _difficulty_section(frame: pd.DataFrame) -> str:
+    """Language understanding accuracy per difficulty x model; empty without difficulties."""
+    table = tb.difficulty_table(frame)
+    if table.empty:
+        return ""
+    models = tb.ordered_models(frame[frame["benchmark"] == tb.LANGUAGE_BENCHMARK])
+    cells = {(r["difficulty"], r["display"]): fmt_cell(r) for r in table.to_dict("records")}
+    levels = [d for d in ("easy", "medium", "hard") if d in set(table["difficulty"])]
+    body = [[level, *(cells.get((level, m), "—") for m in models)] for level in levels]
+    return "## Language understanding by difficulty\n\n" + md_table(["Difficulty", *models], body)
+
+
+def _item_analysis_section(frame: pd.DataFrame) -> str:
+    """What differences the suite can resolve, and which language items separate no model."""
+    table = tb.detectable_differences(frame)
+    if table.empty or tb.ordered_models(frame).__len__() < 2:
+        return ""
+    body = [
+        [r["benchmark"], str(int(r["tasks"])), fmt_pct(r["mean"]),
+         "—" if r["mdd"] is None or r["mdd"] != r["mdd"] else f"{100 * float(r['mdd']):.1f} pp"]
+        for r in table.to_dict("records")
+    ]  # fmt: skip
+    text = [
+        "## What this suite can resolve",
+        "",
+        "For two models at a benchmark's mean accuracy, paired on its tasks, the smallest "
+        "difference a paired test finds at 80% power (5% two-sided); differences smaller than "
+        "this are not resolvable here, whatever the point estimates say.",
+        "",
+        md_table(["Benchmark", "Tasks", "Mean accuracy", "Minimum detectable difference"], body),
+    ]
+    items = tb.non_discriminating(frame)
+    for key, what in (("all_right", "every model answered right"),
+                      ("all_wrong", "every model answered wrong")):  # fmt: skip
+        if items[key]:
+            listed = ", ".join(items[key])
+            text += ["", f"Language items {what} (they separate no model here, "
+                     f"{len(items[key])}): {listed}"]  # fmt: skip
+    return "\n".join(text)
 
 
 def _charts_section(chart_paths: Mapping[str, str]) -> str:

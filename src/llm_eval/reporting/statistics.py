@@ -291,3 +291,38 @@ def clustered_interval(
         return (mean, 0.0, 1.0)
     se = math.sqrt(sum((p - mean) ** 2 for p in means) / (t * (t - 1)))
     return (mean, max(0.0, mean - z * se), min(1.0, mean + z * se))
+
+
+# --------------------------------------------------------------------------- power
+
+Z_80_POWER = 0.841621
+
+
+def minimum_detectable_difference(
+    n: int, accuracy: float, *, z_alpha: float = Z_95, z_power: float = Z_80_POWER
+) -> float | None:
+    """The smallest accuracy difference a paired test on `n` tasks detects at 80% power.
+
+    Two models are placed symmetrically around `accuracy` (the observed mean), `d` apart,
+    and the normal approximation to McNemar's test (Connor, 1987) decides: with discordant
+    share psi, `d` is detected when n d^2 >= (z_a sqrt(psi) + z_b sqrt(psi - d^2))^2. Without
+    the pairs' real discordance the models' errors are taken as independent, psi = p_a (1 -
+    p_b) + p_b (1 - p_a). Returns None when not even a difference of 100 pp is detectable.
+    """
+    if n <= 0:
+        return None
+
+    def detectable(d: float) -> bool:
+        p_a = min(1.0, max(accuracy + d / 2, d))
+        p_b = p_a - d
+        psi = p_a * (1 - p_b) + p_b * (1 - p_a)
+        needed = (z_alpha * math.sqrt(psi) + z_power * math.sqrt(max(psi - d * d, 0.0))) ** 2
+        return n * d * d >= needed
+
+    if not detectable(1.0):
+        return None
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (low, middle) if detectable(middle) else (middle, high)
+    return high

@@ -42,7 +42,7 @@ LANGUAGE_BENCHMARK = "language_understanding"
 FRAME_COLUMNS: tuple[str, ...] = (
     "model", "display", "simulated", "benchmark", "task_id", "category", "epoch", "status",
     "answer", "extracted", "method", "latency_s", "total_tokens", "reasoning_tokens",
-    "cost_usd", "error_kind", "error_message",
+    "cost_usd", "error_kind", "error_message", "difficulty",
 )  # fmt: skip
 
 
@@ -81,6 +81,7 @@ def _row_record(row: TraceRow, display: str) -> dict[str, Any]:
         "cost_usd": row.usage.cost_usd,
         "error_kind": row.error.kind if row.error else None,
         "error_message": row.error.message if row.error else None,
+        "difficulty": row.difficulty,
     }
 
 
@@ -190,6 +191,53 @@ def model_table(frame: pd.DataFrame) -> pd.DataFrame:
 def category_table(frame: pd.DataFrame, benchmark: str = LANGUAGE_BENCHMARK) -> pd.DataFrame:
     """Accuracy per category x model inside one benchmark (empty if it has no rows)."""
     return accuracy_table(frame[frame["benchmark"] == benchmark], ["category", "display"])
+
+
+def difficulty_table(frame: pd.DataFrame, benchmark: str = LANGUAGE_BENCHMARK) -> pd.DataFrame:
+    """Accuracy per difficulty x model inside one benchmark (empty without difficulties)."""
+    subset = frame[(frame["benchmark"] == benchmark) & frame["difficulty"].notna()]
+    return accuracy_table(subset, ["difficulty", "display"])
+
+
+def non_discriminating(
+    frame: pd.DataFrame, benchmark: str = LANGUAGE_BENCHMARK
+) -> dict[str, list[str]]:
+    """Tasks every model got right, and tasks every model got wrong (error rows left out).
+
+    With fewer than two models nothing can discriminate, so both lists are empty.
+    """
+    subset = frame[(frame["benchmark"] == benchmark) & (frame["status"] != "error")]
+    if subset["display"].nunique() < 2:
+        return {"all_right": [], "all_wrong": []}
+    by_task = subset.groupby("task_id")["status"].agg(lambda s: set(s.tolist()))
+    models_per_task = subset.groupby("task_id")["display"].nunique()
+    every = models_per_task[models_per_task == subset["display"].nunique()].index
+    return {
+        "all_right": sorted(t for t in every if by_task[t] == {"correct"}),
+        "all_wrong": sorted(t for t in every if by_task[t] == {"incorrect"}),
+    }
+
+
+def detectable_differences(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per benchmark: tasks, the models' mean accuracy and the minimum detectable difference.
+
+    The difference is for two models at the benchmark's mean (strict) accuracy, paired on its
+    tasks, 5% two-sided, 80% power.
+    """
+    import pandas as pd
+
+    records = []
+    for benchmark, group in frame.groupby("benchmark", sort=False):
+        n = int(group["task_id"].nunique())
+        per_model = accuracy_table(group, ["display"])["strict_accuracy"].dropna()
+        if per_model.empty:
+            continue
+        mean = float(per_model.mean())
+        mdd = st.minimum_detectable_difference(n, mean)
+        records.append({"benchmark": benchmark, "tasks": n, "mean": mean, "mdd": mdd})
+    table = pd.DataFrame.from_records(records, columns=["benchmark", "tasks", "mean", "mdd"])
+    order = _benchmark_rank(table["benchmark"])
+    return table.sort_values("benchmark", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------- latency, usage
