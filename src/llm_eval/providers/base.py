@@ -25,6 +25,10 @@ class TaskHint:
     task_id: str
     answer: str
     task_type: str
+    difficulty: str | None = None
+    distractors: tuple[str, ...] = ()
+    strict_form: bool = False
+    """The task demands a script or format: only the answer as written is a right reply."""
 
 
 @dataclass(frozen=True)

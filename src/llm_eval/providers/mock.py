@@ -21,7 +21,8 @@ from llm_eval.providers.pricing import configured_cost
 from llm_eval.providers.registry import register_provider
 from llm_eval.schemas import ModelConfig, Usage
 
-WRONG_SHARE = 0.25  # flaky: share of tasks answered wrongly
+WRONG_SHARE = {"easy": 0.08, "medium": 0.25, "hard": 0.5, None: 0.25}
+"""flaky: share of tasks answered wrongly, by the task's difficulty (hard items fail most)."""
 TRANSIENT_SHARE = 0.2  # flaky: share of first attempts that fail with a transient error
 
 _GREEKLISH = {
@@ -60,6 +61,8 @@ def surface_form(answer: str, hint: TaskHint, pick: float) -> str:
     if _NUMBER.match(answer):
         forms = [f"\\boxed{{{answer}}}", f"Final answer: {answer}", f"The answer is **{answer}**.",
                  f"Απάντηση: {answer}"]  # fmt: skip
+    elif hint.strict_form:
+        forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**."]
     elif hint.benchmark == "language_understanding":
         plain = strip_accents(answer)
         forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**.",
@@ -128,7 +131,10 @@ class MockProvider(Provider):
 
     def _answer(self, hint: TaskHint, epoch: int) -> str:
         wrong = unit_hash(self.model.seed, hint.benchmark, hint.task_id, epoch, "wrong")
-        if self.profile == "flaky" and wrong < WRONG_SHARE:
+        if self.profile == "flaky" and wrong < WRONG_SHARE.get(hint.difficulty, 0.25):
+            # A weak model falls for the passage's decoy when there is one.
+            if hint.distractors:
+                return hint.distractors[int(wrong * 1000) % len(hint.distractors)]
             return wrong_answer(hint.answer)
         return hint.answer
 
@@ -158,7 +164,14 @@ class MockProvider(Provider):
         )
         usage.total_tokens = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
         usage.cost_usd = configured_cost(self.model, usage)
-        return ChatResponse(content=content, reasoning=reasoning, usage=usage, finish_reason="stop")
+        # A simulated latency, from the seed and the reply's length, never the wall clock: the
+        # offline pipeline's outputs are then the same bytes on every machine and every run.
+        hint = request.hint
+        draw = unit_hash(self.model.seed, hint.task_id if hint else "", request.epoch,
+                         len(request.messages), "latency")  # fmt: skip
+        latency = round(0.3 + 0.9 * draw + 0.004 * len(content), 3)
+        return ChatResponse(content=content, reasoning=reasoning, usage=usage,
+                            finish_reason="stop", latency_s=latency)  # fmt: skip
 
 
 def _last_tool_output(request: ChatRequest) -> str | None:

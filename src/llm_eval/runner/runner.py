@@ -333,7 +333,10 @@ class EvaluationRunner:
         attempts: AttemptLog,
     ) -> ChatResponse:
         client = self.clients[item.model]
-        hint = TaskHint(item.benchmark, item.task.id, item.task.answer, item.task.task_type)
+        task = item.task
+        strict = bool(task.answer_script or task.answer_format)
+        hint = TaskHint(item.benchmark, task.id, task.answer, task.task_type, task.difficulty,
+                        tuple(task.distractors), strict)  # fmt: skip
         request = client.request(self._request(item, messages, tools), hint)
         retried = lambda _error: self.progress.retried(item.model)  # noqa: E731
         return await client.call(request, calls, retried, attempts)
@@ -384,6 +387,14 @@ class EvaluationRunner:
         settings["tool_max_rounds"] = self.config.runner.tool_max_rounds
         return settings
 
+    @staticmethod
+    def _latency(model: ModelConfig, calls: list[CallRecord], started: float) -> float:
+        """Wall time of the task; for a simulated model, its simulated call latencies, so that
+        a rerun of the offline pipeline writes byte-identical metrics, reports and charts."""
+        if model.simulated:
+            return round(sum(record.latency_s for record in calls), 6)
+        return round(time.perf_counter() - started, 6)
+
     def _row_settings(self, row: TraceRow) -> dict[str, Any]:
         if row.model not in self.config.models or row.benchmark not in self.config.benchmarks:
             return {}
@@ -425,7 +436,7 @@ class EvaluationRunner:
             messages=[_redacted_message(message) for message in messages],
             calls=calls,
             usage=usage,
-            latency_s=round(time.perf_counter() - started, 6),
+            latency_s=self._latency(model, calls, started),
             attempts=sum(record.attempts for record in calls),
             status=status,  # type: ignore[arg-type]
             settings=self._settings_of(item.model, item.benchmark),
