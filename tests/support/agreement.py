@@ -1,0 +1,117 @@
+"""Agreement of the scorer with labelled verdicts it was not written against.
+
+Two sets in `tests/scoring/`:
+- `realistic_cases.jsonl`: responses in the styles real models write (reasoning ending in a
+  box, echoes of the passage, answers beside decoys, hedges, courtesy lines, titles, units,
+  fractions), each with the verdict a careful grader gives;
+- `peer_cases.jsonl`: the single-number cases of Math-Verify's and lighteval's public test
+  suites (gold, prediction, expected), converted as they are.
+
+    uv run python -m tests.support.agreement          # print both figures and the misses
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llm_eval.scoring import score_text
+from llm_eval.scoring.numeric import expected_value
+
+CASES = Path(__file__).resolve().parents[1] / "scoring"
+REALISTIC = CASES / "realistic_cases.jsonl"
+PEER = CASES / "peer_cases.jsonl"
+
+
+@dataclass
+class Agreement:
+    """How often the scorer's verdict equals the labelled one, and where it does not."""
+
+    agreed: int = 0
+    total: int = 0
+    skipped: int = 0
+    by_group: Counter[str] = field(default_factory=Counter)
+    group_totals: Counter[str] = field(default_factory=Counter)
+    misses: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        return self.agreed / self.total if self.total else 0.0
+
+    def add(self, group: str, agreed: bool, case: dict[str, Any]) -> None:
+        self.total += 1
+        self.group_totals[group] += 1
+        if agreed:
+            self.agreed += 1
+            self.by_group[group] += 1
+        else:
+            self.misses.append(case)
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def realistic_agreement(path: Path = REALISTIC) -> Agreement:
+    result = Agreement()
+    for case in load(path):
+        verdict = score_text(
+            case["response"],
+            case["answer"],
+            kind=case["kind"],
+            answer_regex=case.get("answer_regex"),
+            accepted_answers=case.get("accepted_answers", ()),
+            distractors=case.get("distractors", ()),
+            question=case.get("question"),
+            answer_script=case.get("answer_script"),
+            answer_format=case.get("answer_format"),
+        )
+        case = {**case, "got": verdict.correct, "method": verdict.method}
+        result.add(case["shape"], verdict.correct == case["correct"], case)
+    return result
+
+
+def gold_answer(gold: str) -> str | None:
+    """A peer case's gold as the plain number our task files would hold, or None."""
+    text = gold.strip().strip("$").strip()
+    if text.startswith("\\boxed{") and text.endswith("}"):
+        text = text[len("\\boxed{") : -1]
+    value = expected_value(text)
+    if value is None:
+        return None
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
+
+
+def peer_agreement(path: Path = PEER) -> Agreement:
+    result = Agreement()
+    for case in load(path):
+        answer = gold_answer(case["gold"])
+        if answer is None:
+            result.skipped += 1
+            continue
+        verdict = score_text(case["prediction"], answer, kind="numeric")
+        case = {**case, "answer": answer, "got": verdict.correct, "method": verdict.method}
+        result.add(case["source"], verdict.correct == case["expected"], case)
+    return result
+
+
+def _print(name: str, agreement: Agreement) -> None:
+    print(f"{name}: {agreement.agreed}/{agreement.total} = {agreement.share:.3f}"
+          + (f" ({agreement.skipped} skipped: gold is not one number)" if agreement.skipped else ""))  # fmt: skip
+    for group in sorted(agreement.group_totals):
+        print(f"  {group}: {agreement.by_group[group]}/{agreement.group_totals[group]}")
+    for miss in agreement.misses:
+        shown = {k: miss.get(k) for k in ("id", "note", "answer", "gold", "expected", "correct",
+                                           "got", "method")}  # fmt: skip
+        response = str(miss.get("response") or miss.get("prediction"))[-160:]
+        print(f"  MISS {json.dumps(shown, ensure_ascii=False)} … {response!r}")
+
+
+if __name__ == "__main__":
+    _print("realistic set", realistic_agreement())
+    _print("peer suites", peer_agreement())
