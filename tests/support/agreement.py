@@ -101,8 +101,8 @@ def peer_agreement(path: Path = PEER) -> Agreement:
 
 
 def _print(name: str, agreement: Agreement) -> None:
-    print(f"{name}: {agreement.agreed}/{agreement.total} = {agreement.share:.3f}"
-          + (f" ({agreement.skipped} skipped: gold is not one number)" if agreement.skipped else ""))  # fmt: skip
+    skipped = f" ({agreement.skipped} skipped: gold is not one number)" if agreement.skipped else ""
+    print(f"{name}: {agreement.agreed}/{agreement.total} = {agreement.share:.3f}{skipped}")
     for group in sorted(agreement.group_totals):
         print(f"  {group}: {agreement.by_group[group]}/{agreement.group_totals[group]}")
     for miss in agreement.misses:
