@@ -1,6 +1,6 @@
 """Measure how many responses per second the scorers handle on one core.
 
-Cycles over the labelled set (tests/scoring_cases.jsonl, all three kinds) in three regimes:
+Cycles over the labelled set (tests/scoring/scoring_cases.jsonl, all three kinds) in three regimes:
   * warm: answers and repeated responses hit the normalisation caches, as when rescoring
     several models on the same tasks;
   * cold: every cache is cleared before each response, the worst case;
@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from llm_eval.scoring import matchers, normalize, score_text  # noqa: E402
 
-CASES = REPO / "tests" / "scoring_cases.jsonl"
+CASES = REPO / "tests" / "scoring" / "scoring_cases.jsonl"
 TARGET_PER_SECOND = 5_000
 REASONING = (
     "Let me work through this carefully. First I read the message again and note every "
