@@ -146,7 +146,7 @@ def test_params_are_flattened_without_secrets(tracked: Tracked) -> None:
     params = tracked.run_of("run", "mock-varied").data.params
     assert params["model.provider"] == "mock"
     assert params["model.extra_params.top_k"] == "5"
-    assert params["runner.max_attempts"] == "4"
+    assert params["runner.max_attempts"] == "10"
     assert "model.extra_params.auth_token" not in params
     assert not any(SECRET in value for value in params.values())
 
