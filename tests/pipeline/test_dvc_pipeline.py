@@ -356,8 +356,8 @@ def test_push_then_fresh_clone_and_pull_restores_everything(
 
 def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
     repo = pipeline.repo
-    # `++` adds the key or overrides it (Hydra syntax): the mock models have no temperature
-    # in params.yaml, and a plain `-S models.mock-varied.temperature=...` only overrides.
+    # The README's form: params.yaml lists the mock models' temperature, so a plain `-S`
+    # overrides it.
     for name, value in (("temp-03", "0.3"), ("temp-07", "0.7")):
         dvc(
             repo,
@@ -367,7 +367,7 @@ def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
             "--name",
             name,
             "-S",
-            f"++models.mock-varied.temperature={value}",
+            f"models.mock-varied.temperature={value}",
         )
     start_workers(repo, 2)
     try:

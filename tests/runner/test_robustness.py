@@ -72,12 +72,12 @@ def test_resume_refuses_rows_made_under_other_settings(config_copy: Path, tmp_pa
     params = config_copy / "params.yaml"
     params.write_text(
         params.read_text(encoding="utf-8").replace(
-            "    seed: 7\n", "    seed: 7\n    temperature: 0.3\n"
+            "    temperature: 0.0  #", "    temperature: 0.3  #"
         ),
         encoding="utf-8",
     )
     before = out.read_bytes()
-    with pytest.raises(UsageError, match=r"mock-varied\.temperature: None -> 0\.3"):
+    with pytest.raises(UsageError, match=r"mock-varied\.temperature: 0\.0 -> 0\.3"):
         asyncio.run(make_runner(config_copy, scripted(), out, resume=True).run())
     assert out.read_bytes() == before
     resumed = make_runner(config_copy, scripted(), out, resume=True, allow_changed_settings=True)
