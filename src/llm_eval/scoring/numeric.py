@@ -14,6 +14,7 @@ them. An English response keeps only the English reading.
 
 from __future__ import annotations
 
+import ast
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -47,14 +48,17 @@ _SCI_TIMES_RE = re.compile(
     r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*(?:\\times|×|\\cdot|\*)\s*10\s*\^\s*(?:\{\s*([-−]?\d+)\s*\}|([-−]?\d+))"
 )
 _SCI_E_RE = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?![\w.])")
-_RELATION_RE = re.compile(r"=|\\approx|≈|\\simeq|\\sim(?![a-z])|\\equiv|:=")
+_RELATION_RE = re.compile(r"=|≈|:=")
+_MATH_SEGMENT_RE = re.compile(r"\$\$?([^$]+)\$\$?|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+_RELATION_COMMAND_RE = re.compile(r"\\(?:approx|simeq|sim|equiv)(?![a-zA-Z])")
+_ARITHMETIC_RE = re.compile(r"[\d\s.+\-*×/()]*[+*×(][\d\s.+\-*×/()]*")
 _SIMPLE_FRACTION_RE = re.compile(
-    r"(-?)\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}|(-?)\\[dt]?frac\s*(\d)(\d)"
+    r"(-?)\\[dtc]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}|(-?)\\[dtc]?frac\s*(\d)(\d)"
 )
 _SLASH_FRACTION_RE = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
 _POWER_RE = re.compile(r"^\s*(\d+)\s*\^\s*\{?\s*(\d{1,3})\s*\}?\s*$")
 _AMBIGUOUS_RE = re.compile(r"^[-−]?([1-9]\d{0,2})[.,](\d{3})$")
-_EXPRESSION_RE = re.compile(r"\\(?:[dt]?frac|sqrt|pi|sum|prod|binom|log|ln|sin|cos|tan|cdot)")
+_EXPRESSION_RE = re.compile(r"\\(?:[dtc]?frac|sqrt|pi|sum|prod|binom|log|ln|sin|cos|tan|cdot)")
 _MATH_VERIFY_MAX_CHARS = 200
 
 
@@ -64,6 +68,7 @@ def math_text(text: str) -> str:
     text = LATEX_TEXT_RE.sub(r"\1", text)
     text = _BRACED_COMMA_RE.sub(",", _COMMA_THIN_SPACE_RE.sub(",", text))
     text = _LATEX_NOISE_RE.sub("", text).replace("−", "-")
+    text = _RELATION_COMMAND_RE.sub(" ≈ ", text)
     text = _SIGN_SPACE_RE.sub(r"\1", text)
     text = _LEADING_POINT_RE.sub("0.", text)
     text = _SCI_TIMES_RE.sub(_scientific, text)
@@ -108,11 +113,23 @@ def stated_reading(text: str, greek: bool = False) -> Reading | None:
     """The values the one number stated in a final answer may have ("x = 42", "\\frac{1}{2}").
 
     After the last relation sign ("=", "≈") the answer must name exactly one number; several
-    different numbers (a list, a range) state none.
+    different numbers (a list, a range) state none. An approximation ("x = 1/3 ≈ 0.33") may be
+    read either way: the exact value or the approximate one.
     """
+    if "≈" in math_text(text):
+        head, _, approximate = math_text(text).rpartition("≈")
+        exact = _stated(head, greek)
+        rough = _stated(approximate, greek)
+        if exact is not None and rough is not None:
+            return exact | rough
+        return exact if rough is None else rough
+    return _stated(text, greek)
+
+
+def _stated(text: str, greek: bool) -> Reading | None:
     plain = math_text(text)
     tail = _RELATION_RE.split(plain)[-1]
-    special = _special(tail)
+    special = _special(tail) or _arithmetic(tail)
     if special is not None:
         return frozenset({special})
     if _EXPRESSION_RE.search(tail):
@@ -147,6 +164,13 @@ def last_reading(text: str) -> tuple[str, Reading | None] | None:
     denominator is never mistaken for the answer; its values come from Math-Verify. A slash
     fraction ("7/2") is read whole.
     """
+    segments = list(_MATH_SEGMENT_RE.finditer(text))
+    if segments and not text[segments[-1].end() :].strip(" .\n"):
+        # The response ends in a math segment ("… so $x = \\frac{7}{2}$"): it is the answer.
+        content = next(group for group in segments[-1].groups() if group is not None)
+        reading = stated_reading(content, has_greek(text))
+        if reading is not None:
+            return content.strip(), reading
     plain = math_text(text)
     number = None
     for number in NUMBER_RE.finditer(plain):  # noqa: B007 - we want the final match
@@ -198,12 +222,58 @@ def _reading(match: re.Match[str], greek: bool) -> Reading:
     return frozenset({value, whole * sign, decimal * sign})
 
 
+def _arithmetic(text: str) -> Fraction | None:
+    """The value of a plain arithmetic answer with a sum, a product or brackets ("(9+1)").
+
+    A bare difference ("3-5") is left alone: in a final answer it is more often a range.
+    """
+    if not _ARITHMETIC_RE.fullmatch(text.strip()) or not any(c.isdigit() for c in text):
+        return None
+    try:
+        tree = ast.parse(text.strip().replace("×", "*"), mode="eval")
+        return _evaluate(tree.body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def _evaluate(node: ast.expr) -> Fraction:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        return left / right
+    raise ValueError("not plain arithmetic")
+
+
 def _special(text: str) -> Fraction | None:
     if (match := _SLASH_FRACTION_RE.match(text)) and int(match.group(2)):
         return Fraction(int(match.group(1)), int(match.group(2)))
     if match := _POWER_RE.match(text):
         return Fraction(int(match.group(1)) ** int(match.group(2)))
     return None
+
+
+ROUNDING_TOLERANCE = Fraction(1, 10**6)
+"""How close a decimal must come to an expected fraction with no finite decimal (1/12)."""
+
+
+def agrees(expected: Fraction, reading: Reading) -> bool:
+    """Whether a reading gives the expected value: exactly, or, for a fraction with no finite
+    decimal, as a decimal written to at least six places ("0.0833333" for 1/12)."""
+    if expected in reading:
+        return True
+    if _plain_number(expected).count("/") == 0:
+        return False  # a finite decimal must be written exactly
+    return any(abs(value - expected) < ROUNDING_TOLERANCE for value in reading)
 
 
 def has_expression(text: str) -> bool:

@@ -70,6 +70,7 @@ from llm_eval.scoring.normalize import (
 )
 from llm_eval.scoring.numeric import (
     Reading,
+    agrees,
     expected_value,
     first_reading,
     has_expression,
@@ -408,7 +409,7 @@ def _numeric_boxed(ctx: Context) -> Outcome:
         shown = ", ".join(sorted(_show(v) for v in rivals))
         return _veto(f"the closing boxes list alternatives: {shown}", "hedged")
     given = _read(boxed, greek)
-    if given is not None and expected in given:
+    if given is not None and agrees(expected, given):
         return _match(f"\\boxed{{{boxed}}} is {_show(expected)}")
     return _veto(
         f"\\boxed{{{boxed}}} states {_shown(given)}, not {_show(expected)}", "boxed_mismatch"
@@ -433,7 +434,7 @@ def _numeric_marker(ctx: Context) -> Outcome:
     given = _read(ctx.extracted, has_greek(ctx.extraction.text), first=True)
     if given is None:
         return _pass(f"the marked answer {ctx.extracted!r} has no number")
-    if expected in given:
+    if agrees(expected, given):
         return _match(f"the marked answer {ctx.extracted!r} is {_show(expected)}")
     return _veto(f"the marked answer {ctx.extracted!r} states {_shown(given)}")
 
@@ -446,7 +447,7 @@ def _numeric_last(ctx: Context) -> Outcome:
     if last is None:
         return _pass("the response has no number written in digits")
     written, values = last
-    if values is not None and expected in values:
+    if values is not None and agrees(expected, values):
         return _match(f"the last number in the response, {written[:80]!r}, is {_show(expected)}")
     return _veto(f"the last number in the response is {written[:80]!r} ({_shown(values)}), "
                  f"not {_show(expected)}")  # fmt: skip
