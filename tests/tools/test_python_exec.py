@@ -193,9 +193,11 @@ async def test_writing_to_a_project_directory_fails(root_owned_dir: Path) -> Non
     result = await run_python(code, FAST)
     if "unprivileged_uid" not in result.isolation:
         pytest.skip("not root, so the code runs as our own user and may write our files")
-    # A checkout under /tmp is hidden by the private /tmp, so the path is simply not there.
-    hidden_by_private_tmp = "private_tmp" in result.isolation and target.is_relative_to("/tmp")
-    expected_error = "FileNotFoundError" if hidden_by_private_tmp else "PermissionError"
+    # The checkout is masked (or, under /tmp, hidden by the private /tmp): the path is not there.
+    hidden = "masked_project" in result.isolation or (
+        "private_tmp" in result.isolation and target.is_relative_to("/tmp")
+    )
+    expected_error = "FileNotFoundError" if hidden else "PermissionError"
     assert expected_error in result.stderr
     assert not target.exists()
 
