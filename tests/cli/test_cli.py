@@ -184,3 +184,19 @@ def test_a_run_of_only_errors_says_what_the_first_error_was(config_copy: Path) -
                       "--output", str(config_copy / "t.jsonl"))  # fmt: skip
     assert result.returncode == 3, result.stderr[-1000:]
     assert "first error of nowhere: connection:" in result.stdout
+
+
+def test_score_and_report_name_a_corrupt_trace_line_and_write_nothing(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    run = llm_eval("run", "--mock", "--benchmark", "sample_logic", "--model", "mock-varied",
+                   "--output", str(trace))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = trace.read_bytes().split(b"\n")
+    lines[1] = lines[1][:30] + b"\xff" + lines[1][30:]
+    trace.write_bytes(b"\n".join(lines))
+    before = trace.read_bytes()
+    report = ["report", "--results", str(trace), "--output", str(tmp_path / "r.md")]
+    for command in (["score", "--results", str(trace)], report):
+        result = llm_eval(*command)
+        assert result.returncode == 1 and f"{trace}:2: not valid UTF-8" in result.stderr
+    assert trace.read_bytes() == before and not (tmp_path / "r.md").exists()
