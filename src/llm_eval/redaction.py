@@ -15,17 +15,29 @@ _SECRET_NAME = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH)")
 REDACTED = "[REDACTED]"
 
 
+_cached_environment: dict[bytes, bytes] = {}
+_cached_secrets: list[str] = []
+
+
 def secret_values() -> list[str]:
-    """Values of environment variables whose names look secret (long enough to matter)."""
-    return sorted(
-        (
-            value
-            for name, value in os.environ.items()
-            if _SECRET_NAME.search(name) and len(value) >= 6
-        ),
-        key=len,
-        reverse=True,
-    )
+    """Values of environment variables whose names look secret (long enough to matter).
+
+    Every stored text passes through `redact`, so the scan of the environment is cached and
+    redone only when the environment changed (a cheap dict comparison).
+    """
+    global _cached_environment, _cached_secrets
+    # The raw bytes mapping compares without decoding every variable.
+    raw: dict[bytes, bytes] = getattr(os.environ, "_data", None) or {
+        k.encode(): v.encode() for k, v in os.environ.items()
+    }
+    if raw != _cached_environment:
+        _cached_secrets = sorted(
+            (v for n, v in os.environ.items() if _SECRET_NAME.search(n) and len(v) >= 6),
+            key=len,
+            reverse=True,
+        )
+        _cached_environment = dict(raw)
+    return _cached_secrets
 
 
 def redact(text: str, extra_secrets: list[str] | None = None) -> str:

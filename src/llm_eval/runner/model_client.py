@@ -79,9 +79,8 @@ class ModelClient:
                 if started is not None:
                     started.attempts += 1
                 try:
-                    return await asyncio.wait_for(
-                        self.provider.complete(request), request.timeout_s
-                    )
+                    async with asyncio.timeout(request.timeout_s):
+                        return await self.provider.complete(request)
                 except TimeoutError:
                     raise ProviderError(
                         "timeout", f"no complete reply within {request.timeout_s} s", transient=True
