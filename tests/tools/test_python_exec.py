@@ -7,12 +7,15 @@ so the whole file stays well under a minute.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import json
 import os
 import resource
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 import uuid
@@ -290,3 +293,309 @@ def test_tool_content_notes() -> None:
     assert memory.to_tool_content().endswith(
         "MemoryError\n[exit code 1]\n[memory limit reached (MemoryError)]"
     )
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+IPC_KINDS = ("shm", "msg", "sem")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mount namespaces need root here")
+
+
+def _host_ipc_ids(key: int) -> dict[str, list[int]]:
+    """SysV IPC objects with `key` in the host's IPC namespace, by kind."""
+    found: dict[str, list[int]] = {}
+    for kind in IPC_KINDS:
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        found[kind] = [int(f[1]) for f in map(str.split, lines) if int(f[0]) == key]
+    return found
+
+
+def _remove_host_ipc(found: dict[str, list[int]]) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for ident in found["shm"]:
+        libc.shmctl(ident, 0, None)  # IPC_RMID
+    for ident in found["msg"]:
+        libc.msgctl(ident, 0, None)
+    for ident in found["sem"]:
+        libc.semctl(ident, 0, 0)
+
+
+async def test_sysv_ipc_objects_disappear_with_the_call() -> None:
+    key = int.from_bytes(os.urandom(3), "big") + 1
+    code = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        f"key, flags = {key}, 0o1600  # IPC_CREAT | 0600\n"
+        "ids = [libc.shmget(key, ctypes.c_size_t(4 << 20), flags),\n"
+        "       libc.msgget(key, flags), libc.semget(key, 1, flags)]\n"
+        "print(*ids)\n"
+    )
+    try:
+        result = await run_python(code, FAST)
+        created = [int(i) for i in result.stdout.split()]
+        assert len(created) == 3 and min(created) >= 0, result.stdout + result.stderr
+        if os.geteuid() != 0 and "ipc_namespace" not in result.isolation:
+            pytest.skip("not root and no user namespaces: the host's IPC namespace is shared")
+        leftovers = _host_ipc_ids(key)
+        assert leftovers == {kind: [] for kind in IPC_KINDS}
+        assert "ipc_namespace" in result.isolation
+    finally:
+        _remove_host_ipc(_host_ipc_ids(key))
+
+
+async def test_detached_sysv_shared_memory_is_freed_at_once() -> None:
+    # A segment nobody has attached holds memory that no process's accounting shows.
+    code = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.shmat.restype = ctypes.c_void_p\n"
+        "size = 32 << 20\n"
+        "ident = libc.shmget(0, ctypes.c_size_t(size), 0o1600)  # IPC_PRIVATE, IPC_CREAT\n"
+        "addr = libc.shmat(ident, None, 0)\n"
+        "ctypes.memset(addr, 1, size)\n"
+        "libc.shmdt(ctypes.c_void_p(addr))\n"
+        "info = ctypes.create_string_buffer(512)\n"
+        "state = 'KEPT' if libc.shmctl(ident, 2, info) == 0 else 'GONE'  # IPC_STAT\n"
+        "print(ident >= 0, state, ident, __import__('os').getuid())\n"
+    )
+    result = await run_python(code, FAST)
+    fields = result.stdout.split()
+    if len(fields) == 4 and fields[1] == "KEPT":  # left on the host: remove it
+        _, _, ident, uid = fields
+        lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+        if [ident, uid] in ([f[1], f[7]] for f in map(str.split, lines)):
+            _remove_host_ipc({"shm": [int(ident)], "msg": [], "sem": []})
+    if os.geteuid() != 0 and "ipc_limits" not in result.isolation:
+        pytest.skip("not root and no IPC namespace of our own to configure")
+    assert fields[:2] == ["True", "GONE"], result.stdout + result.stderr
+    assert "ipc_limits" in result.isolation
+
+
+@needs_root
+async def test_workdir_is_a_size_capped_tmpfs() -> None:
+    limits = PythonExecLimits(timeout_s=5.0, file_size_mb=4, tmpfs_mb=8)
+    code = (
+        "import os\n"
+        "written = 0\n"
+        "try:\n"
+        "    for i in range(40):\n"
+        "        with open(f'chunk{i}', 'wb') as f:\n"
+        "            f.write(b'x' * (1 << 20))\n"
+        "        written += 1\n"
+        "finally:\n"
+        "    print(written, flush=True)\n"
+    )
+    result = await run_python(code, limits)
+    assert "No space left on device" in result.stderr, result.stdout + result.stderr
+    assert int(result.stdout) < 8
+    assert "workdir_tmpfs" in result.isolation
+
+
+@needs_root
+async def test_run_lock_is_masked_and_nothing_persists_there() -> None:
+    name = f"pyexec_probe_{uuid.uuid4().hex}"
+    host_path = Path("/run/lock") / name
+    code = (
+        "import socket\n"
+        "for action in ('file', 'socket'):\n"
+        "    try:\n"
+        "        if action == 'file':\n"
+        f"            open('/run/lock/{name}', 'w').write('x')\n"
+        "        else:\n"
+        "            socket.socket(socket.AF_UNIX).bind("
+        f"'/run/lock/{name}.sock')\n"
+        "        print(action, 'CREATED')\n"
+        "    except OSError as exc:\n"
+        "        print(action, type(exc).__name__)\n"
+    )
+    try:
+        result = await run_python(code, FAST)
+        assert "CREATED" not in result.stdout, result.stdout
+        assert not host_path.exists() and not host_path.with_suffix(".sock").exists()
+        assert "masked_shared_dirs" in result.isolation
+    finally:
+        host_path.unlink(missing_ok=True)
+        host_path.with_suffix(".sock").unlink(missing_ok=True)
+
+
+@needs_root
+async def test_only_the_call_s_private_directories_are_writable() -> None:
+    # Walks the whole file tree as the sandbox sees it: the only writable directories are
+    # the call's own tmpfs mounts, which vanish with it.
+    code = (
+        "import json, os\n"
+        "writable = []\n"
+        "stack = ['/']\n"
+        "while stack:\n"
+        "    path = stack.pop()\n"
+        "    if os.access(path, os.W_OK):\n"
+        "        writable.append(path)\n"
+        "        continue\n"
+        "    try:\n"
+        "        with os.scandir(path) as entries:\n"
+        "            for e in entries:\n"
+        "                if e.is_dir(follow_symlinks=False) and e.path not in ('/proc', '/sys'):\n"
+        "                    stack.append(e.path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(json.dumps({'cwd': os.getcwd(), 'writable': sorted(writable)}))\n"
+    )
+    result = await run_python(code, PythonExecLimits(timeout_s=20.0, cpu_seconds=20))
+    seen = json.loads(result.stdout)
+    allowed = {seen["cwd"], "/tmp", "/var/tmp", "/dev/shm"}
+    assert set(seen["writable"]) <= allowed, seen["writable"]
+    assert "read_only_mounts" in result.isolation
+
+
+@pytest.fixture
+def dotenv_in_checkout() -> Iterator[Path]:
+    """A world-readable `.env` in the checkout root (an existing one is left untouched)."""
+    path = REPO_ROOT / ".env"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        yield path
+        return
+    with open(fd, "w") as dotenv:
+        dotenv.write("OPENAI_API_KEY=sk-pyexec-test-dotenv\n")
+    try:
+        path.chmod(0o644)  # whatever the umask
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _read_attempt(path: Path) -> str:
+    """Code that prints READ plus the content of `path`, or the error class."""
+    return (
+        "try:\n"
+        f"    print('READ', open({str(path)!r}).read()[:80])\n"
+        "except OSError as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+
+
+@needs_root
+async def test_project_checkout_and_its_dotenv_are_not_readable(dotenv_in_checkout: Path) -> None:
+    answer_key = REPO_ROOT / "data" / "sample_math.jsonl"
+    assert answer_key.is_file()
+    code = (
+        _read_attempt(answer_key)
+        + _read_attempt(dotenv_in_checkout)
+        + "import os, sympy\n"  # site-packages of the venv inside the checkout still import
+        + f"print('LISTING', os.path.exists({str(REPO_ROOT / 'data')!r}), sympy.Integer(6) * 7)\n"
+    )
+    result = await run_python(code, FAST)
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["FileNotFoundError", "FileNotFoundError"], result.stdout + result.stderr
+    assert lines[2] == "LISTING False 42"
+    assert "masked_project" in result.isolation
+
+
+@needs_root
+async def test_directories_passed_as_masked_and_the_cwd_are_not_readable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outside = REPO_ROOT.parent  # neither the checkout nor a private temp dir
+    if not os.access(outside, os.W_OK):
+        pytest.skip(f"{outside} is not writable")
+    created: list[Path] = []
+    try:
+        for label in ("masked", "cwd"):
+            folder = Path(tempfile.mkdtemp(prefix=f".pyexec_{label}_", dir=outside))
+            created.append(folder)
+            folder.chmod(0o755)
+            (folder / "answers.txt").write_text("42")
+            (folder / "answers.txt").chmod(0o644)
+        masked, cwd = created
+        monkeypatch.chdir(cwd)
+        limits = PythonExecLimits(timeout_s=3.0, masked_dirs=(str(masked),))
+        code = _read_attempt(masked / "answers.txt") + _read_attempt(cwd / "answers.txt")
+        result = await run_python(code, limits)
+        assert result.stdout == "FileNotFoundError\nFileNotFoundError\n", result.stderr
+    finally:
+        for folder in created:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+HARNESS = """
+import asyncio, sys
+from llm_eval.tools.python_exec import PythonExecLimits, run_python
+asyncio.run(run_python(sys.argv[1], PythonExecLimits(timeout_s=120, cpu_seconds=120)))
+"""
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("harness_signal", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "term"])
+async def test_sandbox_dies_with_the_harness(
+    tmp_path: Path, harness_signal: signal.Signals
+) -> None:
+    marker = "hd" + uuid.uuid4().hex[:12]
+    code = (
+        "import os, time\n"
+        f"open('/proc/self/comm', 'w').write({marker!r})\n"
+        f"open({marker!r} + '.dat', 'wb').write(b'x' * 4096)\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "time.sleep(60)\n"
+    )
+    scratch = tmp_path / "harness_tmp"
+    scratch.mkdir()
+    harness = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", HARNESS, code, cwd=REPO_ROOT,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 15.0
+        while len(_live_processes_named(marker)) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert len(_live_processes_named(marker)) == 2, "the sandboxed code never started"
+        harness.send_signal(harness_signal)
+        await harness.wait()
+        deadline = time.monotonic() + 3.0
+        while (survivors := _live_processes_named(marker)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert survivors == []
+        left = [p for p in scratch.rglob("*") if not p.is_dir()]
+        assert left == []  # the call's files lived in its own tmpfs
+    finally:
+        _kill_all(_live_processes_named(marker))
+        if harness.returncode is None:
+            harness.kill()
+            await harness.wait()
+
+
+MEMORY_HOG = """
+import os, time
+size = int({share} * {memory_mb} * 1024 * 1024)
+pids = []
+for _ in range({processes}):
+    pid = os.fork()
+    if pid == 0:
+        block = b'\\x01' * size  # written, so it is really resident
+        time.sleep(1.5)
+        os._exit(0)
+    pids.append(pid)
+codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+print('HELD' if codes == [0] * len(pids) else f'FAILED {{codes}}')
+"""
+
+
+@pytest.mark.parametrize("processes", [1, 4])
+async def test_memory_limit_applies_to_the_call_as_a_whole(processes: int) -> None:
+    limits = PythonExecLimits(timeout_s=10.0, memory_mb=512)
+    code = MEMORY_HOG.format(share=0.4, memory_mb=limits.memory_mb, processes=processes)
+    result = await run_python(code, limits)
+    if processes == 1:
+        assert result.stdout == "HELD\n" and result.exit_code == 0, result.stderr
+        return
+    assert "HELD" not in result.stdout, result.stdout
+    assert not result.timed_out
+    expected = "memory limit: the call's processes together used more than 512 MB"
+    assert result.kill_reason == expected
+    assert f"[killed: {expected}]" in result.to_tool_content()
+    assert {"memory_cgroup", "memory_per_call"} & set(result.isolation)
