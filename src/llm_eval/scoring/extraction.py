@@ -278,6 +278,20 @@ def _last_line(text: str) -> str:
     return answer if answer is not None else (lines[-1] if lines else "")
 
 
+def without_courtesy_tail(text: str) -> str:
+    """`text` up to the closing pleasantry of its last lines ("Hope this helps! … 60")."""
+    lines = text.rstrip().splitlines()
+    while lines and _COURTESY_RE.search(lines[-1]):
+        match = _COURTESY_RE.search(lines[-1])
+        assert match is not None
+        head = lines[-1][: match.start()].rstrip()
+        if head:
+            lines[-1] = head
+            break
+        lines.pop()
+    return "\n".join(lines) if lines else text
+
+
 def _ends_with_question(line: str) -> bool:
     return line.strip().rstrip("*_ )»\"'").endswith(("?", ";", "\u037e"))
 

@@ -18,6 +18,7 @@ from typing import Any
 from llm_eval.scoring.normalize import (
     fold,
     fold_text,
+    has_greek,
     month_value,
     number_words,
     parse_number,
@@ -263,13 +264,19 @@ def answer_number(answer: str) -> Fraction | None:
     return Fraction(spelled[0]) if len(spelled) == 1 and words else None
 
 
-def numbers_in(text: str) -> list[Fraction]:
+_GREEK_THOUSANDS = re.compile(r"^[1-9]\d{0,2}\.\d{3}$")
+
+
+def numbers_in(text: str, greek: bool | None = None) -> list[Fraction]:
     """Numbers in `text` written with digits or spelled in Greek, English or Greeklish.
 
     A number that a rejecting word governs ("18 Ιουνίου, όχι 8") is not offered, so not found.
     """
     kept = offered_tokens(text)
     found = [value for token in kept if (value := token_value(token)) is not None]
+    if has_greek(text) if greek is None else greek:
+        # Greek writes thousands with a dot: in a Greek text "1.200" may be 1200.
+        found += [Fraction(int(t.replace(".", ""))) for t in kept if _GREEK_THOUSANDS.match(t)]
     return found + [Fraction(value) for value in number_words(kept)]
 
 

@@ -36,7 +36,12 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
-from llm_eval.scoring.extraction import Extraction, boxed_spans, extract_answer
+from llm_eval.scoring.extraction import (
+    Extraction,
+    boxed_spans,
+    extract_answer,
+    without_courtesy_tail,
+)
 from llm_eval.scoring.matchers import (
     RegexTimeout,
     answer_content,
@@ -340,7 +345,8 @@ def _number_words(ctx: Context) -> Outcome:
     expected = answer_number(ctx.answer)
     if expected is None or ctx.answer_polarity is not None:
         return _pass("the expected answer is not a number")
-    return search(ctx, lambda text: expected in numbers_in(text), f"the number {expected}")
+    greek = has_greek(ctx.extraction.text)
+    return search(ctx, lambda text: expected in numbers_in(text, greek), f"the number {expected}")
 
 
 def _date(ctx: Context) -> Outcome:
@@ -443,7 +449,7 @@ def _numeric_last(ctx: Context) -> Outcome:
     expected = _expected_number(ctx)
     if expected is None:
         return _pass("the answer is not a number")
-    last = last_reading(ctx.extraction.text)
+    last = last_reading(without_courtesy_tail(ctx.extraction.text))
     if last is None:
         return _pass("the response has no number written in digits")
     written, values = last
