@@ -499,6 +499,7 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
     assert all(isinstance(t, RuleTrace) for t in traces)
     assert [t.rule for t in traces] == [
         "empty_response",
+        "boxed_alternatives",
         "answer_format",
         "echo",
         "exact",

@@ -74,6 +74,7 @@ _COURTESY_PHRASES = (
     r"\bfeel free\b",
     r"\bhappy to help\b",
     r"ελπιζω να (?:σε |σα[σς] )?βοηθησα",
+    r"ελπιζω να (?:σα[σς] |σου )?(?:φανηκε|ηταν) χρησιμ",
     r"\bαν (?:χρειαζεσαι|χρειαστει[σς]|θελει[σς])\b",
     r"καλη συνεχεια",
     r"\bπε[σς] μου\b",
@@ -231,6 +232,7 @@ def clean_answer(text: str) -> str:
     previous = None
     while previous != text:
         previous = text
+        text = text.replace("{:}", ":").replace("{,}", ",")
         text = LATEX_TEXT_RE.sub(r"\1", text).strip().rstrip(_TRAILING_PUNCT)
         if not _LEADING_DECIMAL_RE.match(text):  # ".4" is a number, not a stray full stop
             text = text.lstrip(_TRAILING_PUNCT)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from difflib import SequenceMatcher
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -385,12 +386,18 @@ def passage_words(question: str) -> frozenset[str]:
 
 
 def echo_share(response: str, question: str) -> float:
-    """The share of the passage's distinct content words that the response repeats."""
-    asked = passage_words(question)
-    if not asked:
+    """The share of the passage's words that the response copies in runs of three or more.
+
+    Copying keeps the passage's order; an answer in the model's own words ("το εργαστήριο θα
+    το αναλάβει ο κ. Τσακίρης") reuses its words but not its runs.
+    """
+    quoted = " ".join("".join(groups) for groups in _QUOTED_RE.findall(question))
+    passage = [plain(t) for t in tokens(quoted or question)]
+    if not passage:
         return 0.0
-    said = {plain(t) for t in content_tokens(response)}
-    return len(asked & said) / len(asked)
+    said = [plain(t) for t in tokens(response)]
+    blocks = SequenceMatcher(None, passage, said, autojunk=False).get_matching_blocks()
+    return sum(block.size for block in blocks if block.size >= 3) / len(passage)
 
 
 @lru_cache(maxsize=65536)

@@ -288,6 +288,17 @@ def _containment(ctx: Context, *, single_word_only: bool = False) -> Outcome:
     )
 
 
+def _closing_boxes(ctx: Context) -> Outcome:
+    """Boxes with different contents closing a response list alternatives: no commitment."""
+    if ctx.extraction.rule != "boxed":
+        return _pass("the final answer is not a box")
+    paragraph = re.split(r"\n\s*\n", ctx.extraction.text.rstrip())[-1]
+    contents = {fold_text(content) for _, content in boxed_spans(paragraph)}
+    if len(contents) > 1:
+        return _veto(f"the closing boxes list alternatives: {sorted(contents)}", "hedged")
+    return _pass("one boxed answer")
+
+
 def _answer_format(ctx: Context) -> Outcome:
     """The task's format demands: Greek script, digits, or the answer exactly as written."""
     key, text = ctx.key, ctx.extracted
@@ -320,6 +331,8 @@ _SEPARATE_ANSWER_WORDS = 6
 def _echo(ctx: Context) -> Outcome:
     """A response that copies the passage back, without a final answer of its own, is wrong."""
     question = ctx.key.question
+    if ctx.answer_polarity is not None:
+        return _pass("a yes/no answer is read from its first yes/no word")
     if not question or len(passage_words(question)) < _ECHO_MIN_WORDS:
         return _pass("no passage long enough to be echoed")
     if _has_separate_answer(ctx):
@@ -327,11 +340,10 @@ def _echo(ctx: Context) -> Outcome:
     share = echo_share(ctx.extraction.text, question)
     if share >= _ECHO_SHARE:
         return _veto(
-            f"the response repeats {share:.0%} of the passage's content words and gives "
-            "no separate final answer",
+            f"the response copies {share:.0%} of the passage and gives no separate final answer",
             "echo",
         )
-    return _pass(f"the response repeats {share:.0%} of the passage's content words")
+    return _pass(f"the response copies {share:.0%} of the passage")
 
 
 def _has_separate_answer(ctx: Context) -> bool:
@@ -488,6 +500,7 @@ def _show(value: Fraction | None) -> str:
 
 LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
+    Rule("boxed_alternatives", _closing_boxes),
     Rule("answer_format", _answer_format),
     Rule("echo", _echo),
     Rule("exact", _exact),
@@ -501,6 +514,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
 )
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
+    Rule("boxed_alternatives", _closing_boxes),
     Rule("answer_format", _answer_format),
     Rule("exact", _exact),
     Rule("regex", _regex),
@@ -509,6 +523,7 @@ EXACT_RULES: tuple[Rule, ...] = (
 )
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
+    Rule("boxed_alternatives", _closing_boxes),
     Rule("answer_format", _answer_format),
     Rule("exact", _exact),
     # With a box in the response the box is the answer: the regex may not rescue it from
