@@ -180,3 +180,23 @@ def test_permanent_errors_name_the_first_error_of_each_model(
     runner = make_runner(config_copy, scripted(denied, denied), tmp_path / "t.jsonl")
     summary = asyncio.run(runner.run())
     assert summary.first_errors["mock-varied"].kind == "http_401"
+
+
+def test_a_huge_number_and_a_pathological_regex_leave_every_row_written(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    path = config_copy / "data" / "sample_logic.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"answer":', '"answer_regex": "^(a+)+$", "answer":', 1)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    replies = ["a" * 40 + "b", "Final answer: " + "9" * 5000]
+    out = tmp_path / "t.jsonl"
+    runner = make_runner(config_copy, scripted(*replies), out, limit=6,
+                         benchmarks=["sample_logic"])  # fmt: skip
+    asyncio.run(runner.run())
+    rows = read_rows(out)
+    assert len(rows) == 6 and all(row.status != "error" for row in rows)
+    hostile = [
+        row for row in rows if (row.response or "").startswith(("aaaa", "Final answer: 999"))
+    ]
+    assert len(hostile) == 2 and all(row.status == "incorrect" for row in hostile)
