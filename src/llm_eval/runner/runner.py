@@ -479,7 +479,13 @@ def _with_attempts(row: TraceRow, started: int) -> TraceRow:
 
 
 def _redacted_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A conversation message with every text in it redacted (tool output included)."""
+    """A conversation message with every text in it redacted (tool output included).
+
+    System and user turns come from the suite's own files, not from a provider; only what a
+    model or a tool wrote can carry an echoed secret.
+    """
+    if message.get("role") in ("system", "user"):
+        return message
     cleaned = dict(message)
     if isinstance(cleaned.get("content"), str):
         cleaned["content"] = redact(cleaned["content"])

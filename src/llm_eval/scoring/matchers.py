@@ -396,6 +396,8 @@ def echo_share(response: str, question: str) -> float:
     if not passage:
         return 0.0
     said = [plain(t) for t in tokens(response)]
+    if len(said) < len(passage) // 2:
+        return 0.0  # too short to hold most of the passage: skip the alignment
     blocks = SequenceMatcher(None, passage, said, autojunk=False).get_matching_blocks()
     return sum(block.size for block in blocks if block.size >= 3) / len(passage)
 
