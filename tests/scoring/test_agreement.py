@@ -29,3 +29,15 @@ def test_agreement_on_realistic_model_output() -> None:
     assert agreement.share >= REALISTIC_FLOOR, [
         (m["id"], m["shape"], m["method"]) for m in agreement.misses
     ]
+
+
+SECOND = REALISTIC.with_name("realistic_cases_second.jsonl")
+SECOND_FLOOR = 0.94
+
+
+def test_agreement_on_a_second_realistic_set_written_independently() -> None:
+    agreement = realistic_agreement(SECOND)
+    assert agreement.total >= 300
+    assert agreement.share >= SECOND_FLOOR, [
+        (m["id"], m["shape"], m["method"]) for m in agreement.misses
+    ]
