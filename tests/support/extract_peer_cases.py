@@ -4,8 +4,8 @@ Reads every `@pytest.mark.parametrize` with `gold`, `pred` and `expected` in the
 tests (parsed with `ast`, values taken with `ast.literal_eval`, so strings stay exact), and
 keeps the cases whose gold is one plain number (digits, a decimal, `a/b`, `\\frac{a}{b}`,
 optionally in `$...$` or `\\boxed{}`): sets, intervals, equations, symbols and choices are
-left out. Both suites are MIT-licensed (Copyright (c) 2024 The HuggingFace Team / Hugging
-Face); the cases keep their source, file and commit.
+left out. Math-Verify is Apache-2.0 (its test_all.py carries an MIT header), lighteval
+MIT; see tests/scoring/PEER_CASES_NOTICE.md. The cases keep their source, file and commit.
 
     PEER_GIT=<git dir of Math-Verify> PEER_SOURCE=math-verify \\
         uv run python tests/support/extract_peer_cases.py > math-verify.jsonl
