@@ -14,21 +14,6 @@ from typing import Any
 from llm_eval.reporting.statistics import accuracy_summary
 from llm_eval.schemas import TraceRow
 
-SUMMARY_KEYS = (
-    "strict_accuracy",
-    "strict_ci_low",
-    "strict_ci_high",
-    "valid_accuracy",
-    "valid_ci_low",
-    "valid_ci_high",
-    "correct",
-    "incorrect",
-    "errors",
-    "total",
-    "tokens",
-    "mean_latency_s",
-)
-
 
 def benchmark_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
     """{benchmark: metrics, ..., "overall": metrics} of one model's (or any) rows."""

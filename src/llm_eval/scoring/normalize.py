@@ -328,14 +328,6 @@ def find_numbers(text: str) -> list[Fraction]:
     return [_to_fraction(m) for m in NUMBER_RE.finditer(text)]
 
 
-def last_number(text: str) -> Fraction | None:
-    """The last number written with digits in `text` (only that one is converted)."""
-    last = None
-    for last in NUMBER_RE.finditer(text):  # noqa: B007 - we want the final match
-        pass
-    return _to_fraction(last) if last is not None else None
-
-
 @lru_cache(maxsize=65536)
 def parse_number(text: str) -> Fraction | None:
     """The value of `text` if it is one bare number, perhaps with a currency or % sign.

@@ -421,28 +421,13 @@ def _numeric_boxed(ctx: Context) -> Outcome:
         return _pass("no \\boxed{} answer" if boxed is None else "the answer is not a number")
     if ctx.extraction.rule != "boxed":
         return _pass("a later answer marker overrides the \\boxed{} answer")
-    greek = has_greek(ctx.extraction.text)
-    rivals = _boxed_alternatives(ctx.extraction.text, greek)
-    if len(rivals) > 1:
-        shown = ", ".join(sorted(_show(v) for v in rivals))
-        return _veto(f"the closing boxes list alternatives: {shown}", "hedged")
-    given = _read(boxed, greek)
+    # Boxes listing alternatives were vetoed earlier, by `boxed_alternatives`.
+    given = _read(boxed, has_greek(ctx.extraction.text))
     if given is not None and agrees(expected, given):
         return _match(f"\\boxed{{{boxed}}} is {_show(expected)}")
     return _veto(
         f"\\boxed{{{boxed}}} states {_shown(given)}, not {_show(expected)}", "boxed_mismatch"
     )
-
-
-def _boxed_alternatives(text: str, greek: bool) -> set[Fraction]:
-    """The distinct values boxed in the response's last paragraph (one value: no hedge)."""
-    paragraph = re.split(r"\n\s*\n", text.rstrip())[-1]
-    values: set[Fraction] = set()
-    for _, content in boxed_spans(paragraph):
-        reading = stated_reading(content, greek)
-        if reading:
-            values.add(min(reading))
-    return values
 
 
 def _numeric_marker(ctx: Context) -> Outcome:
