@@ -116,19 +116,24 @@ def stated_reading(text: str, greek: bool = False) -> Reading | None:
     different numbers (a list, a range) state none. An approximation ("x = 1/3 ≈ 0.33") may be
     read either way: the exact value or the approximate one.
     """
-    if "≈" in math_text(text):
-        head, _, approximate = math_text(text).rpartition("≈")
-        exact = _stated(head, greek)
+    plain = math_text(text)
+    if "≈" in plain:
+        head, _, approximate = plain.rpartition("≈")
+        exact = _stated(_after_relation(head), greek)
         rough = _stated(approximate, greek)
         if exact is not None and rough is not None:
             return exact | rough
         return exact if rough is None else rough
-    return _stated(text, greek)
+    return _stated(_after_relation(plain), greek)
 
 
-def _stated(text: str, greek: bool) -> Reading | None:
-    plain = math_text(text)
-    tail = _RELATION_RE.split(plain)[-1]
+def _after_relation(plain: str) -> str:
+    """What follows the last relation sign of text already passed through `math_text`."""
+    return _RELATION_RE.split(plain)[-1]
+
+
+def _stated(tail: str, greek: bool) -> Reading | None:
+    """The one number `tail` (normalised, past any relation sign) states, if it states one."""
     special = _special(tail) or _arithmetic(tail)
     if special is not None:
         return frozenset({special})
@@ -145,8 +150,7 @@ def _stated(text: str, greek: bool) -> Reading | None:
 @lru_cache(maxsize=65536)
 def first_reading(text: str, greek: bool = False) -> Reading | None:
     """The values of the first number a marked answer gives (after its last relation sign)."""
-    plain = math_text(text)
-    tail = _RELATION_RE.split(plain)[-1]
+    tail = _after_relation(math_text(text))
     special = _special(tail)
     if special is not None:
         return frozenset({special})
