@@ -378,11 +378,16 @@ _REJECTOR_FILLER = frozenset({"για", "gia", "ο", "η", "την", "τη", "τ
 _QUOTED_RE = re.compile(r"«([^»]*)»|“([^”]*)”|\"([^\"]*)\"")
 
 
-def passage_words(question: str) -> frozenset[str]:
-    """The distinct content words of the passage a question quotes (the «…» parts), or of the
-    whole question when it quotes nothing."""
+@lru_cache(maxsize=4096)
+def passage_text(question: str) -> str:
+    """The passage a question quotes (its «…» parts), or the whole question if it quotes none."""
     quoted = " ".join("".join(groups) for groups in _QUOTED_RE.findall(question))
-    return frozenset(plain(t) for t in content_tokens(quoted or question))
+    return quoted or question
+
+
+def passage_words(question: str) -> frozenset[str]:
+    """The distinct content words of the passage a question quotes."""
+    return frozenset(plain(t) for t in content_tokens(passage_text(question)))
 
 
 def echo_share(response: str, question: str) -> float:
@@ -391,8 +396,7 @@ def echo_share(response: str, question: str) -> float:
     Copying keeps the passage's order; an answer in the model's own words ("το εργαστήριο θα
     το αναλάβει ο κ. Τσακίρης") reuses its words but not its runs.
     """
-    quoted = " ".join("".join(groups) for groups in _QUOTED_RE.findall(question))
-    passage = [plain(t) for t in tokens(quoted or question)]
+    passage = [plain(t) for t in tokens(passage_text(question))]
     if not passage:
         return 0.0
     said = [plain(t) for t in tokens(response)]
