@@ -114,6 +114,7 @@ def prepare(options: RunOptions) -> tuple[AppConfig, list[str], list[str]]:
     overrides = dict(options.overrides, max_tokens=budget)
     config.runner = apply_runner_overrides(config.runner, overrides)
     models, benchmarks = select(config, options)
+    check_categories(report.categories, benchmarks, options)
     for name in models:
         entry = config.models[name]
         if budget is not None:
@@ -122,19 +123,13 @@ def prepare(options: RunOptions) -> tuple[AppConfig, list[str], list[str]]:
     return config, models, benchmarks
 
 
-def check_categories(config: AppConfig, benchmarks: list[str], options: RunOptions) -> None:
+def check_categories(
+    categories: dict[str, frozenset[str]], benchmarks: list[str], options: RunOptions
+) -> None:
     """An `--include` / `--exclude` category that no selected task has is a usage error."""
-    if not options.include and not options.exclude:
-        return
-    from llm_eval.config.task_files import read_task_file
-
-    known = {
-        loaded.task.category
-        for name in benchmarks
-        for loaded in read_task_file(config.benchmark_path(name)).tasks
-    }
-    for option, categories in (("--include", options.include), ("--exclude", options.exclude)):
-        unknown = sorted(set(categories) - known)
+    known = set().union(*(categories.get(name, frozenset()) for name in benchmarks))
+    for option, asked in (("--include", options.include), ("--exclude", options.exclude)):
+        unknown = sorted(set(asked) - known)
         if unknown:
             raise UsageError(
                 f"{option}: no selected task has category {', '.join(map(repr, unknown))}; "
@@ -161,7 +156,6 @@ def execute_run(options: RunOptions) -> int:
     if options.resume and options.output is None:
         raise UsageError("--resume needs --output naming the trace file to complete")
     config, models, benchmarks = prepare(options)
-    check_categories(config, benchmarks, options)
     load_dotenv(config.root / ".env", override=False)
     check_api_keys(config, models)
     run_id = new_run_id()

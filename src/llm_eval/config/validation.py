@@ -29,6 +29,8 @@ class ValidationReport:
 
     config: AppConfig | None
     task_counts: dict[str, int] = field(default_factory=dict)
+    categories: dict[str, frozenset[str]] = field(default_factory=dict)
+    """The task categories of each benchmark, for `--include` / `--exclude`."""
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     """Things that work but are risky (a regex prone to catastrophic backtracking)."""
@@ -55,6 +57,7 @@ def validate(root: str = ".") -> ValidationReport:
             config.benchmark_path(name), expected_type=config.benchmarks[name].task_type
         )
         report.task_counts[name] = len(task_file.tasks)
+        report.categories[name] = frozenset(loaded.task.category for loaded in task_file.tasks)
         report.problems.extend(task_file.problems)
         report.warnings.extend(_regex_warnings(task_file))
         report.problems.extend(_expected_tool_problems(config, task_file))
