@@ -11,7 +11,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from llm_eval.errors import ProviderError
@@ -47,7 +47,7 @@ class ModelClient:
         """`request` with the task hint attached only if the provider is simulated."""
         if not self.provider.simulated:
             return request
-        return ChatRequest(**{**request.__dict__, "hint": hint})
+        return replace(request, hint=hint)
 
     async def call(
         self,
