@@ -40,7 +40,6 @@ from llm_eval.schemas import (
     ModelConfig,
     RowKey,
     Task,
-    ToolCallRecord,
     TraceRow,
     Usage,
 )
@@ -297,7 +296,7 @@ class EvaluationRunner:
             update={
                 "response": result.response,
                 "reasoning": result.reasoning,
-                "tool_calls": [_redacted_tool_call(record) for record in result.tool_calls],
+                "tool_calls": result.tool_calls,
             }
         )
         return score_row(row)
@@ -433,7 +432,7 @@ class EvaluationRunner:
             answer_format=item.task.answer_format,
             difficulty=item.task.difficulty,
             scorer=bench.scorer,
-            messages=[_redacted_message(message) for message in messages],
+            messages=messages,
             calls=calls,
             usage=usage,
             latency_s=self._latency(model, calls, started),
@@ -476,32 +475,6 @@ def _with_attempts(row: TraceRow, started: int) -> TraceRow:
     attempts = max(row.attempts, started)
     error = row.error.model_copy(update={"attempts": attempts}) if row.error else None
     return row.model_copy(update={"attempts": attempts, "error": error})
-
-
-def _redacted_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A conversation message with every text in it redacted (tool output included).
-
-    System and user turns come from the suite's own files, not from a provider; only what a
-    model or a tool wrote can carry an echoed secret.
-    """
-    if message.get("role") in ("system", "user"):
-        return message
-    cleaned = dict(message)
-    if isinstance(cleaned.get("content"), str):
-        cleaned["content"] = redact(cleaned["content"])
-    if cleaned.get("tool_calls"):
-        cleaned["tool_calls"] = json.loads(redact(json.dumps(cleaned["tool_calls"])))
-    return cleaned
-
-
-def _redacted_tool_call(record: ToolCallRecord) -> ToolCallRecord:
-    return record.model_copy(
-        update={
-            "arguments": redact(record.arguments),
-            "result": redact(record.result) if record.result is not None else None,
-            "error": redact(record.error) if record.error is not None else None,
-        }
-    )
 
 
 def _digest(value: Any) -> str:

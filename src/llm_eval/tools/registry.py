@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm_eval.redaction import redact
 from llm_eval.schemas import ToolCallRecord, ToolConfig
 
 PYTHON_EXEC_SCHEMA: dict[str, Any] = {
@@ -103,8 +104,12 @@ class ToolRegistry:
         return name in _TOOLS and name in self._settings
 
     async def execute(self, call_id: str, name: str, arguments: str) -> ToolCallRecord:
-        """Run one tool call; a bad name or bad JSON arguments becomes an error result."""
-        record = ToolCallRecord(id=call_id, name=name, arguments=arguments)
+        """Run one tool call; a bad name or bad JSON arguments becomes an error result.
+
+        What a tool prints is redacted here, where it enters the conversation, so neither the
+        model, nor the trace, nor the cache ever holds a secret a tool could reach.
+        """
+        record = ToolCallRecord(id=call_id, name=name, arguments=redact(arguments))
         if not self.is_available(name):
             return _failed(record, f"unknown or disabled tool {name!r}")
         try:
@@ -117,7 +122,7 @@ class ToolRegistry:
         outcome = await _TOOLS[name][1](parsed, self._settings[name])
         return record.model_copy(
             update={
-                "result": outcome.content,
+                "result": redact(outcome.content),
                 "duration_s": round(time.perf_counter() - started, 4),
                 "isolation": list(outcome.isolation),
             }
@@ -126,4 +131,5 @@ class ToolRegistry:
 
 def _failed(record: ToolCallRecord, message: str) -> ToolCallRecord:
     # The model sees the error as the tool result, so it can correct itself.
+    message = redact(message)
     return record.model_copy(update={"error": message, "result": f"error: {message}"})
