@@ -7,17 +7,7 @@ from pathlib import Path
 
 from llm_eval.config.validation import validate
 from tests.conftest import REPO
-
-SUITE_COUNTS = {
-    "language_understanding": 108,
-    "sample_math": 8,
-    "sample_logic": 6,
-    "sample_multiturn": 2,
-    "sample_tools": 2,
-    "aimo3_reference": 10,
-    "aimo3_reference_multiturn": 10,
-    "aimo3_reference_python_tools": 10,
-}
+from tests.support.suite import SUITE_COUNTS
 
 
 def test_the_repository_suite_is_valid_with_exact_counts() -> None:

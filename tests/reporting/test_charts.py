@@ -12,17 +12,8 @@ import pytest
 from llm_eval.reporting.charts import CHART_NAMES
 from llm_eval.schemas import TraceRow
 from tests.support.rows import make_row
+from tests.support.suite import SUITE_COUNTS as SUITE
 
-SUITE = {
-    "language_understanding": 108,
-    "sample_math": 8,
-    "sample_logic": 6,
-    "sample_multiturn": 2,
-    "sample_tools": 2,
-    "aimo3_reference": 10,
-    "aimo3_reference_multiturn": 10,
-    "aimo3_reference_python_tools": 10,
-}
 MODELS = [("real/one", "Real One", False, 6), ("mock/two", "Mock Two", True, 3)]
 LABELS = ["Real One", "Mock Two (simulated)"]
 

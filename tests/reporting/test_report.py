@@ -10,18 +10,9 @@ from llm_eval.reporting import render_report
 from llm_eval.reporting.markdown import escape, fmt_accuracy, fmt_cost
 from llm_eval.schemas import TraceRow, Usage
 from tests.support.rows import make_row as support_row
+from tests.support.suite import SUITE, SUITE_COUNTS
 
-SUITE: dict[str, tuple[int, str]] = {
-    "language_understanding": (108, "single_turn"),
-    "sample_math": (8, "single_turn"),
-    "sample_logic": (6, "single_turn"),
-    "sample_multiturn": (2, "multi_turn"),
-    "sample_tools": (2, "tool_calling"),
-    "aimo3_reference": (10, "single_turn"),
-    "aimo3_reference_multiturn": (10, "multi_turn"),
-    "aimo3_reference_python_tools": (10, "tool_calling"),
-}
-EXPECTED = {name: count for name, (count, _) in SUITE.items()}
+EXPECTED = SUITE_COUNTS
 CATEGORIES = ["date", "amount", "name", "place", "greeklish", "inference", "meaning", "fragment"]
 
 

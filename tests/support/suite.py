@@ -1,0 +1,15 @@
+"""The active suite's shape as the tests expect it (SPEC 3): benchmark -> (tasks, task type)."""
+
+from __future__ import annotations
+
+SUITE: dict[str, tuple[int, str]] = {
+    "language_understanding": (108, "single_turn"),
+    "sample_math": (8, "single_turn"),
+    "sample_logic": (6, "single_turn"),
+    "sample_multiturn": (2, "multi_turn"),
+    "sample_tools": (2, "tool_calling"),
+    "aimo3_reference": (10, "single_turn"),
+    "aimo3_reference_multiturn": (10, "multi_turn"),
+    "aimo3_reference_python_tools": (10, "tool_calling"),
+}
+SUITE_COUNTS: dict[str, int] = {name: count for name, (count, _) in SUITE.items()}
