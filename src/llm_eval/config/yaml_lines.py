@@ -53,8 +53,13 @@ def load_located_yaml(path: Path) -> LocatedYaml:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise YamlInputError(f"not valid UTF-8 (byte {exc.start})", line) from None
     _check_aliases(text)
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    data = yaml.safe_load(text) if node is not None else None
+    # One parse gives both the node tree (for lines) and the data built from it.
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
     lines: dict[KeyPath, int] = {}
     duplicates: list[tuple[KeyPath, int]] = []
     if node is not None:
