@@ -573,3 +573,28 @@ def test_scoring_never_crashes(response: str) -> None:
 )
 def test_diaeresis_and_iso_843_forms(response: str, answer: str, correct: bool) -> None:
     assert score_text(response, answer).correct is correct
+
+
+@pytest.mark.parametrize(
+    ("response", "correct"),
+    [
+        # Working that a conclusion settles names the decoy only as an input.
+        ("18:20 + 40 λεπτά + 10 λεπτά = 19:10", True),
+        ("Ξεκινά 12/05 και κρατά τρεις μέρες, άρα η τελευταία μέρα είναι 14/05.", True),
+        ("Αρχικά 07:30, με καθυστέρηση μιάμιση ώρα: 09:00", True),
+        ("It starts at 18:20, so 19:10", True),
+        # Without a conclusion, or with the decoy after it, the decoy is still offered.
+        ("19:10 ή 18:20", False),
+        ("19:10 (φεύγει 18:20)", False),
+        ("άρα 19:10 ή 18:20", False),
+        ("19:10 = 18:20", False),
+    ],
+)
+def test_a_conclusion_settles_working_that_names_a_decoy(response: str, correct: bool) -> None:
+    verdict = score_text(
+        response,
+        "19:10",
+        accepted_answers=["14/05", "09:00"],
+        distractors=["18:20", "12/05", "07:30"],
+    )
+    assert verdict.correct is correct, verdict

@@ -349,8 +349,17 @@ def competing_candidate(
     """A distractor that `text` offers alongside the answer, or None.
 
     An occurrence inside an occurrence of an accepted answer ("Σμύρνη" inside "Νέα Σμύρνη")
-    does not compete, nor does one that a rejecting word governs ("18 Ιουνίου, όχι 8").
+    does not compete, nor does one that a rejecting word governs ("18 Ιουνίου, όχι 8"), nor
+    does working that a conclusion settles: after the last "=", "άρα", "so", ... the text
+    names the answer and no decoy ("18:20 + 40' + 10' = 19:10").
     """
+    conclusion = _conclusion(text)
+    if conclusion is not None and conclusion != text:
+        if _names_any(conclusion, answers, transliterate) and (
+            competing_candidate(conclusion, answers, distractors, transliterate=transliterate)
+            is None
+        ):
+            return None
     words = tokens(text)
     covered: set[int] = set()
     for answer in answers:
@@ -365,6 +374,26 @@ def competing_candidate(
                 continue
             return distractor
     return None
+
+
+_CONCLUSION_RE = re.compile(
+    r"(?:=|→|⇒|:(?=\s)|\b(?:άρα|αρα|οπότε|οποτε|επομένως|επομενως|συνεπώς|συνεπως|δηλαδή|δηλαδη"
+    r"|ara|opote|so|therefore|thus|hence)\b)",
+    re.IGNORECASE,
+)
+
+
+def _conclusion(text: str) -> str | None:
+    """What follows the last conclusion marker in `text`, or None if it has none."""
+    last = None
+    for last in _CONCLUSION_RE.finditer(text):
+        pass
+    return text[last.end() :] if last is not None else None
+
+
+def _names_any(text: str, answers: Sequence[str], transliterate: bool) -> bool:
+    words = tokens(text)
+    return any(occurrences(tokens(answer), words, transliterate=transliterate) for answer in answers)
 
 
 def _rejected(words: Sequence[str], start: int) -> bool:
