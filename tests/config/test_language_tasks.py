@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+import statistics
+from collections import Counter
+
 import pytest
 
 from llm_eval.config.task_files import read_task_file
@@ -35,8 +40,60 @@ def test_the_answer_and_its_variants_are_right_and_every_decoy_wrong(task: Singl
 
 def test_format_demands_are_declared_where_the_question_asks() -> None:
     by_id = {task.id: task for task in TASKS}
-    assert by_id["lu_021"].answer_script == "greek"
-    assert by_id["lu_034"].answer_format == "digits"
-    assert not verdict(by_id["lu_021"], "Dimitrakopoulou")
-    assert not verdict(by_id["lu_034"], "τριάντα οχτώ")
+    assert by_id["lu_024"].answer_script == "greek"
+    assert by_id["lu_084"].answer_format == "digits"
+    assert not verdict(by_id["lu_024"], "Liakos")
+    assert not verdict(by_id["lu_084"], "τέσσερα")
     assert sum(bool(task.distractors) for task in TASKS) >= 60
+
+
+# --- The set's shape: what makes it able to separate strong models ------------------------
+
+GREEK_LETTER = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+LATIN_LETTER = re.compile("[A-Za-z]")
+OPTIONS = re.compile(r"(?:Διάλεξε|Επίλεξε)[^:]*:\s*(?P<options>[^.]*)\.")
+
+
+def passage(task: SingleTurnTask) -> str:
+    """The quoted passage: from the first « to the » that closes it before the question."""
+    text = task.question
+    end = text.rfind("»", 0, text.rfind("«ναι»")) if "«ναι»" in text else text.rfind("»")
+    return text[text.find("«") + 1 : end]
+
+
+def test_the_set_has_a_difficulty_range_and_real_passages() -> None:
+    assert len(TASKS) == 108
+    assert len({task.category for task in TASKS}) >= 12
+    levels = Counter(task.difficulty for task in TASKS)
+    assert set(levels) == {"easy", "medium", "hard"}
+    assert levels["hard"] >= 30
+    assert min(levels.values()) >= 30
+    passages = [passage(task) for task in TASKS]
+    assert all(passages), "every task quotes a passage"
+    assert statistics.median(len(text.split()) for text in passages) >= 35
+    greek = sum(len(GREEK_LETTER.findall(t)) > len(LATIN_LETTER.findall(t)) for t in passages)
+    assert greek >= 80
+
+
+def test_the_right_option_comes_first_in_at_most_half_of_the_choices() -> None:
+    firsts = []
+    for task in TASKS:
+        found = OPTIONS.search(task.question)
+        if found:
+            options = [part.strip() for part in found["options"].split(",")]
+            assert task.answer in options, (task.id, options)
+            firsts.append(options[0] == task.answer)
+    assert len(firsts) >= 5
+    assert sum(firsts) <= len(firsts) / 2
+
+
+def word_trigrams(text: str) -> set[tuple[str, ...]]:
+    words = text.casefold().split()
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+
+def test_no_two_tasks_share_a_passage_template() -> None:
+    # A template shows as shared word runs; distinct passages share almost none (max ~0.02).
+    grams = {task.id: word_trigrams(passage(task)) for task in TASKS}
+    for (first, one), (second, other) in itertools.combinations(grams.items(), 2):
+        assert len(one & other) / len(one | other) < 0.2, (first, second)

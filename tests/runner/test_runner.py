@@ -173,3 +173,24 @@ def test_rows_record_usage_and_calls(config_copy: Path, tmp_path: Path) -> None:
     row = json.loads(out.read_text().splitlines()[0])
     assert row["usage"]["total_tokens"] == 12 and row["calls"][0]["attempts"] == 1
     assert row["messages"][-1]["role"] == "assistant"
+
+
+def test_the_flaky_mock_misses_hard_language_items_most(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    config = load_config(config_copy)
+    output = tmp_path / "flaky.jsonl"
+    runner = EvaluationRunner(
+        config, ["mock-flaky"], ["language_understanding"], output, use_cache=False
+    )
+    asyncio.run(runner.run())
+    difficulty = {
+        json.loads(line)["id"]: json.loads(line)["difficulty"]
+        for line in (config_copy / "data" / "language_understanding.jsonl").read_text().splitlines()
+    }
+    missed: dict[str, list[bool]] = {"easy": [], "medium": [], "hard": []}
+    for row in read_rows(output):
+        assert row.status != "error"
+        missed[difficulty[row.task_id]].append(row.status != "correct")
+    share = {level: sum(flags) / len(flags) for level, flags in missed.items()}
+    assert share["easy"] < share["medium"] < share["hard"], share

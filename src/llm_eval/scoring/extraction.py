@@ -216,10 +216,15 @@ def _sentence_end(text: str) -> re.Match[str] | None:
     for match in _SENTENCE_END_RE.finditer(text):
         if match.group(0) == "." and match.end() < len(text.rstrip()):
             word = _WORD_BEFORE_DOT_RE.search(text, 0, match.start())
-            if word and _is_abbreviation(word.group(1)):
+            if word and (_is_abbreviation(word.group(1)) or _is_initial(word.group(1))):
                 continue
         return match
     return None
+
+
+def _is_initial(word: str) -> bool:
+    """A capital initial ("Ν. Κρήνη", "Γ. Παππάς", "J. Smith"), not the end of a sentence."""
+    return len(word) == 1 and word.isupper()
 
 
 def _is_abbreviation(word: str) -> bool:
