@@ -354,12 +354,14 @@ def competing_candidate(
     names the answer and no decoy ("18:20 + 40' + 10' = 19:10").
     """
     conclusion = _conclusion(text)
-    if conclusion is not None and conclusion != text:
-        if _names_any(conclusion, answers, transliterate) and (
-            competing_candidate(conclusion, answers, distractors, transliterate=transliterate)
-            is None
-        ):
-            return None
+    if (
+        conclusion is not None
+        and conclusion != text
+        and _names_any(conclusion, answers, transliterate)
+        and competing_candidate(conclusion, answers, distractors, transliterate=transliterate)
+        is None
+    ):
+        return None
     words = tokens(text)
     covered: set[int] = set()
     for answer in answers:
@@ -385,15 +387,15 @@ _CONCLUSION_RE = re.compile(
 
 def _conclusion(text: str) -> str | None:
     """What follows the last conclusion marker in `text`, or None if it has none."""
-    last = None
-    for last in _CONCLUSION_RE.finditer(text):
-        pass
-    return text[last.end() :] if last is not None else None
+    ends = [match.end() for match in _CONCLUSION_RE.finditer(text)]
+    return text[ends[-1] :] if ends else None
 
 
 def _names_any(text: str, answers: Sequence[str], transliterate: bool) -> bool:
     words = tokens(text)
-    return any(occurrences(tokens(answer), words, transliterate=transliterate) for answer in answers)
+    return any(
+        occurrences(tokens(answer), words, transliterate=transliterate) for answer in answers
+    )
 
 
 def _rejected(words: Sequence[str], start: int) -> bool:
