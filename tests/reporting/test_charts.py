@@ -90,8 +90,10 @@ def test_charts_without_data_are_skipped(tmp_path: Path) -> None:
 
     rows = [_row("real/one", "Real One", False, "sample_math", i, "correct") for i in range(3)]
     written = render_charts(rows, tmp_path)
-    assert list(written) == ["benchmark-heatmap"]
-    assert written["benchmark-heatmap"].exists()
+    assert list(written) == ["benchmark-heatmap", "accuracy-cost", "accuracy-latency"]
+    assert all(path.exists() for path in written.values())
+    # No row has a cost: the cost chart says so instead of drawing the model at zero.
+    assert "Cost unknown, not drawn: Real One" in written["accuracy-cost"].read_text()
 
 
 def test_same_process_renders_identically(tmp_path: Path) -> None:

@@ -271,3 +271,21 @@ def test_item_analysis_by_difficulty_with_detectable_difference_and_flat_items()
     assert "not resolvable here" in text and "Minimum detectable difference" in text
     assert "every model answered right (they separate no model here, 2): lu_001, lu_004" in text
     assert "every model answered wrong (they separate no model here, 1): lu_003" in text
+
+
+def test_headline_metrics_are_small_and_flat() -> None:
+    from llm_eval.reporting.metrics import HEADLINE_KEYS, headline_metrics, plot_records
+
+    rows = [
+        support_row(model="m", task_id=f"t{i}", status=status, latency_s=float(i))
+        for i, status in enumerate(["correct", "correct", "incorrect", "error"])
+    ]
+    headline = headline_metrics(rows)
+    assert tuple(headline) == HEADLINE_KEYS
+    assert all(not isinstance(value, dict | list) for value in headline.values())
+    assert headline["strict_accuracy"] == 0.5
+    assert headline["valid_accuracy"] == round(2 / 3, 6)
+    assert headline["errors"] == 1 and headline["tasks"] == 4
+    assert headline["p50_latency_s"] == 1.0  # answered rows only: latencies 0, 1, 2
+    (record,) = plot_records(rows)
+    assert record["ci_low"] < record["strict_accuracy"] < record["ci_high"]

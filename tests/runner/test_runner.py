@@ -194,3 +194,29 @@ def test_the_flaky_mock_misses_hard_language_items_most(
         missed[difficulty[row.task_id]].append(row.status != "correct")
     share = {level: sum(flags) / len(flags) for level, flags in missed.items()}
     assert share["easy"] < share["medium"] < share["hard"], share
+
+
+def test_simulated_runs_are_byte_identical_and_in_plan_order(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    """Same simulated models, same suite: the same bytes, whatever order tasks finished in."""
+    config = load_config(config_copy)
+    outputs = [tmp_path / "first.jsonl", tmp_path / "second.jsonl"]
+    for output in outputs:
+        runner = EvaluationRunner(
+            config,
+            ["mock-flaky", "mock-varied"],
+            ["sample_tools", "sample_math", "sample_multiturn"],
+            output,
+            use_cache=False,
+        )
+        asyncio.run(runner.run())
+    first, second = (path.read_bytes() for path in outputs)
+    assert first == second
+    rows = read_rows(outputs[0])
+    planned = [item.key for item in runner.plan()]
+    assert [row.key for row in rows] == planned
+    row = rows[0]
+    assert row.run_id.startswith("simulated-mock-flaky-")
+    assert row.started_at is not None and row.started_at.startswith("2000-01-01T00:00:00")
+    assert all(record.duration_s is None for r in rows for record in r.tool_calls)

@@ -146,7 +146,10 @@ def score(
     output: Annotated[
         Path | None, typer.Option(help="Write scored rows here (default: rescore in place).")
     ] = None,
-    metrics: Annotated[Path | None, typer.Option(help="Write per-benchmark metrics JSON.")] = None,
+    metrics: Annotated[
+        Path | None, typer.Option(help="Write the flat headline metrics JSON (DVC metrics).")
+    ] = None,
+    details: Annotated[Path | None, typer.Option(help="Write per-benchmark metrics JSON.")] = None,
     explain: Annotated[
         str | None, typer.Option(help="Show how each scoring rule decided for this task id.")
     ] = None,
@@ -157,7 +160,7 @@ def score(
 
     if explain is not None:
         raise typer.Exit(execute_explain(results, explain))
-    raise typer.Exit(execute_score(results, output, metrics, config_root))
+    raise typer.Exit(execute_score(results, output, metrics, config_root, details))
 
 
 @app.command()
@@ -170,7 +173,11 @@ def report(
         typer.Option(help="Also report results/scored/<model>.jsonl of every run.models model."),
     ] = False,
     summary: Annotated[
-        Path | None, typer.Option(help="Write per-model summary metrics JSON (DVC metrics).")
+        Path | None, typer.Option(help="Write each model's headline metrics JSON.")
+    ] = None,
+    plots_data: Annotated[
+        Path | None,
+        typer.Option(help="Write per-model accuracy, interval, cost, latency (DVC plots data)."),
     ] = None,
     output: Annotated[Path, typer.Option(help="Markdown report to write.")] = Path(
         "reports/report.md"
@@ -193,7 +200,13 @@ def report(
         raise UsageError("give --results PATH (repeatable) or --from-params")
     raise typer.Exit(
         execute_report(
-            results, output, None if no_charts else charts_dir, title, config_root, summary
+            results,
+            output,
+            None if no_charts else charts_dir,
+            title,
+            config_root,
+            summary,
+            plots_data,
         )
     )
 

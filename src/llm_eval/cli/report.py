@@ -25,6 +25,7 @@ def execute_report(
     title: str,
     config_root: Path,
     summary: Path | None = None,
+    plots_data: Path | None = None,
 ) -> int:
     """Read rows, render charts (optional) and the Markdown report."""
     from llm_eval.reporting.markdown import render_report
@@ -50,6 +51,10 @@ def execute_report(
     output.write_text(text, encoding="utf-8")
     print(f"wrote {output} ({len(rows)} rows)")
     charts = [output.parent / p for p in (chart_paths or {}).values()]
+    if plots_data is not None:
+        from llm_eval.reporting.metrics import plot_records
+
+        dump_json(plots_data, plot_records(rows))
     _track_report(rows, output, charts, summary, config_root)
     return 0
 

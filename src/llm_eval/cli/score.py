@@ -5,15 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm_eval.errors import UsageError
-from llm_eval.reporting.metrics import benchmark_metrics
+from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
 from llm_eval.scoring.rows import score_rows
 
 
 def execute_score(
-    results: list[Path], output: Path | None, metrics: Path | None, config_root: Path = Path(".")
+    results: list[Path],
+    output: Path | None,
+    metrics: Path | None,
+    config_root: Path = Path("."),
+    details: Path | None = None,
 ) -> int:
-    """Rescore each file (in place unless `output`), print what changed."""
+    """Rescore each file (in place unless `output`), print what changed.
+
+    `metrics` gets the flat headline (DVC metrics); `details` the per-benchmark numbers.
+    """
     if output is not None and len(results) != 1:
         raise UsageError("--output takes exactly one --results file")
     all_rows = []
@@ -27,10 +34,12 @@ def execute_score(
         all_rows += rescored
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
     if metrics is not None:
-        dump_json(metrics, benchmark_metrics(all_rows))
+        dump_json(metrics, headline_metrics(all_rows))
+    if details is not None:
+        dump_json(details, benchmark_metrics(all_rows))
     from llm_eval.tracking import track_stage
 
-    extra = [metrics] if metrics is not None else []
+    extra = [path for path in (metrics, details) if path is not None]
     track_stage(
         "score",
         config_root=config_root,

@@ -25,6 +25,8 @@ CHART_NAMES: tuple[str, ...] = (
     "language-latency",
     "aimo3-accuracy",
     "benchmark-heatmap",
+    "accuracy-cost",
+    "accuracy-latency",
 )
 """Charts in the order they are rendered; each is written as `<name>.svg`."""
 
@@ -88,6 +90,8 @@ def _builders() -> dict[str, Callable[[pd.DataFrame], alt.TopLevelMixin | None]]
         "language-latency": language_latency_chart,
         "aimo3-accuracy": aimo3_accuracy_chart,
         "benchmark-heatmap": benchmark_heatmap_chart,
+        "accuracy-cost": accuracy_cost_chart,
+        "accuracy-latency": accuracy_latency_chart,
     }
 
 
@@ -166,10 +170,17 @@ def aimo3_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
                         scale=alt.Scale(domain=modes, range=["#4c78a8", "#f58518", "#54a24b"])),
         tooltip=["display", "mode", "text"],
     )  # fmt: skip
-    text = base.mark_text(align="left", dx=4, fontSize=10).encode(text="text:N")
+    interval = base.mark_rule(color="#222", strokeWidth=1.5).encode(
+        x="strict_lo:Q", x2="strict_hi:Q"
+    )
+    text = base.mark_text(align="left", dx=4, fontSize=10).encode(x="strict_hi:Q", text="text:N")
     height = _bars_height(len(modes))
-    title = _title("AIMO3 reference problems: accuracy by mode", "Same 10 problems in each mode")
-    return _finish(alt.layer(bars, text).properties(title=title, width=PLOT_WIDTH, height=height))
+    title = _title(
+        "AIMO3 reference problems: accuracy by mode",
+        "Same 10 problems in each mode; black lines: 95% Wilson interval",
+    )
+    chart = alt.layer(bars, interval, text).properties(title=title, width=PLOT_WIDTH, height=height)
+    return _finish(chart)
 
 
 def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
@@ -177,8 +188,10 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     import altair as alt
 
     data = tb.benchmark_table(frame)
-    counts = zip(data["correct"], data["total"], strict=True)
-    data = data.assign(text=[f"{int(c)}/{int(t)}" for c, t in counts])
+    cells = zip(data["correct"], data["total"], data["strict_lo"], data["strict_hi"], strict=True)
+    data = data.assign(
+        text=[f"{int(c)}/{int(t)} [{100 * lo:.0f}–{100 * hi:.0f}%]" for c, t, lo, hi in cells]
+    )
     data = data.sort_values(["display", "benchmark"])[
         ["display", "benchmark", "strict_accuracy", "text"]
     ]
@@ -202,11 +215,72 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
         color=alt.condition("datum.strict_accuracy > 0.6", alt.value("white"), alt.value("black")),
     )
     chart = alt.layer(cells, text).properties(
-        title=_title("Accuracy per benchmark and model", "Cell text: correct / total rows"),
+        title=_title(
+            "Accuracy per benchmark and model",
+            "Cell text: correct / total rows [95% Wilson interval]",
+        ),
         width=alt.Step(step),
         height=alt.Step(34),
     )
     return _finish(chart)
+
+
+def accuracy_cost_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
+    """Whole-suite strict accuracy (with interval) against the run's cost, one point per model."""
+    data = _tradeoff_data(frame)
+    known = data[data["cost_usd"].notna()]
+    unknown = sorted(set(data["display"]) - set(known["display"]))
+    note = f"Cost unknown, not drawn: {', '.join(unknown)}" if unknown else "Whole suite"
+    return _tradeoff_chart(known, "cost_usd", "Cost of the run (USD)", "Accuracy vs cost", note)
+
+
+def accuracy_latency_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
+    """Whole-suite strict accuracy (with interval) against p50 latency, one point per model."""
+    data = _tradeoff_data(frame)
+    data = data[data["p50"].notna()]
+    return _tradeoff_chart(
+        data, "p50", "p50 latency per task (seconds)", "Accuracy vs latency", "Whole suite"
+    )
+
+
+def _tradeoff_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model: strict accuracy with its interval, total cost and p50 latency."""
+    data = tb.accuracy_table(frame, ["display"]).sort_values("display")
+    answered = frame[(frame["status"] != "error") & frame["latency_s"].notna()]
+    p50 = {
+        display: percentile(group["latency_s"].astype(float).tolist(), 50)
+        for display, group in answered.groupby("display", sort=True)
+    }
+    costs = frame.groupby("display", sort=True)["cost_usd"].agg(
+        lambda values: values.sum() if values.notna().any() else None
+    )
+    return _with_labels(
+        data.assign(p50=data["display"].map(p50), cost_usd=data["display"].map(costs))
+    )
+
+
+def _tradeoff_chart(
+    data: pd.DataFrame, x_field: str, x_title: str, heading: str, subtitle: str
+) -> alt.TopLevelMixin:
+    """Accuracy (y, with interval bars) against `x_field`, each point labelled by model."""
+    import altair as alt
+
+    base = alt.Chart(data).encode(
+        x=alt.X(f"{x_field}:Q", title=x_title, scale=alt.Scale(zero=True),
+                axis=alt.Axis(grid=True)),
+    )  # fmt: skip
+    y = alt.Y("strict_accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
+              axis=alt.Axis(format="%", grid=True))  # fmt: skip
+    interval = base.mark_rule(color="#222", strokeWidth=1.5).encode(
+        y=alt.Y("strict_lo:Q", scale=_unit_scale()), y2="strict_hi:Q"
+    )
+    points = base.mark_point(filled=True, size=80, color="#4c78a8").encode(
+        y=y, tooltip=["display", "text"]
+    )
+    labels = base.mark_text(align="left", dx=8, fontSize=11).encode(y=y, text="display:N")
+    title = _title(heading, f"{subtitle}; black lines: 95% Wilson interval")
+    layers = alt.layer(interval, points, labels)
+    return _finish(layers.properties(title=title, width=PLOT_WIDTH, height=300))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -274,7 +348,7 @@ def _bars_height(per_model: int = 1) -> alt.Step:
 def _column_step(models: list[str]) -> int:
     """Heatmap column width wide enough for the longest wrapped label line."""
     longest = max((len(line) for m in models for line in _label_lines(m)), default=10)
-    return max(110, 7 * longest + 16)
+    return max(130, 7 * longest + 16)
 
 
 def _label_lines(label: str) -> list[str]:

@@ -28,6 +28,8 @@ CHART_TITLES: dict[str, str] = {
     "language-latency": "Language understanding latency per model (p50 and p95)",
     "aimo3-accuracy": "AIMO3 accuracy by mode per model",
     "benchmark-heatmap": "Accuracy per benchmark and model",
+    "accuracy-cost": "Accuracy against cost (whole suite)",
+    "accuracy-latency": "Accuracy against p50 latency (whole suite)",
 }
 
 # --------------------------------------------------------------------------- formatting

@@ -1,4 +1,5 @@
-"""Per-benchmark and per-model metrics of scored rows, as the flat JSON DVC and MLflow track.
+"""Metrics of scored rows: a small flat headline per model (what `dvc exp show` and
+`dvc metrics diff` compare), per-benchmark detail, and the per-model records DVC plots.
 
 Both accuracies come from `statistics.accuracy_summary`, the one place that defines them:
 `strict_accuracy` = correct / total (an error row counts as not correct) and
@@ -11,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from llm_eval.reporting.statistics import accuracy_summary
+from llm_eval.reporting.statistics import accuracy_summary, percentile
 from llm_eval.schemas import TraceRow
 
 
@@ -27,12 +28,63 @@ def benchmark_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
     }
 
 
+HEADLINE_KEYS = (
+    "strict_accuracy",
+    "valid_accuracy",
+    "errors",
+    "tasks",
+    "tokens",
+    "cost_usd",
+    "p50_latency_s",
+)
+"""One model's headline, in this order: the only numbers declared as DVC metrics."""
+
+
+def headline_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
+    """The flat headline of one model's rows (`HEADLINE_KEYS`)."""
+    rows = list(rows)
+    detail = row_metrics(rows)
+    costs = [row.usage.cost_usd for row in rows if row.usage.cost_usd is not None]
+    return {
+        "strict_accuracy": detail["strict_accuracy"],
+        "valid_accuracy": detail["valid_accuracy"],
+        "errors": detail["errors"],
+        "tasks": detail["total"],
+        "tokens": detail["tokens"],
+        "cost_usd": _rounded(sum(costs)) if costs else None,
+        "p50_latency_s": detail["p50_latency_s"],
+    }
+
+
 def summary_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
-    """{model: overall metrics} over scored rows: the report stage's metrics file."""
+    """{model: headline} over scored rows: the report stage's summary file."""
+    return {model: headline_metrics(group) for model, group in _by_model(rows).items()}
+
+
+def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
+    """One record per model for DVC's data plots: accuracy with its interval, cost, latency."""
+    records = []
+    for model, group in _by_model(rows).items():
+        detail = row_metrics(group)
+        headline = headline_metrics(group)
+        records.append(
+            {
+                "model": group[0].model_label or model,
+                "strict_accuracy": detail["strict_accuracy"],
+                "ci_low": detail["strict_ci_low"],
+                "ci_high": detail["strict_ci_high"],
+                "cost_usd": headline["cost_usd"] or 0.0,
+                "p50_latency_s": headline["p50_latency_s"],
+            }
+        )
+    return records
+
+
+def _by_model(rows: Iterable[TraceRow]) -> dict[str, list[TraceRow]]:
     by_model: dict[str, list[TraceRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
-    return {model: row_metrics(model_rows) for model, model_rows in by_model.items()}
+    return dict(by_model)
 
 
 def row_metrics(rows: list[TraceRow]) -> dict[str, Any]:
@@ -59,6 +111,7 @@ def row_metrics(rows: list[TraceRow]) -> dict[str, Any]:
         "total": summary.total,
         "tokens": sum(tokens) if tokens else None,
         "mean_latency_s": _rounded(sum(latencies) / len(latencies)) if latencies else None,
+        "p50_latency_s": _rounded(percentile(latencies, 50)) if latencies else None,
     }
 
 

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +33,8 @@ from llm_eval.runner.trace_io import (
     exclusive_writer,
     is_trace_file,
     prepare_resume,
+    read_rows,
+    write_rows,
 )
 from llm_eval.schemas import (
     CallRecord,
@@ -255,7 +257,20 @@ class EvaluationRunner:
                 await asyncio.gather(*(self._run_item(item, writer) for item in items))
         finally:
             gc.unfreeze()
+        self._write_in_plan_order()
         return self.summary
+
+    def _write_in_plan_order(self) -> None:
+        """Rewrite the finished file in plan order (rows land in completion order).
+
+        Concurrency makes completion order vary from run to run; the plan's order does not,
+        so two runs of the same simulated models give byte-identical files, and diffs of
+        real runs line up task by task. Runs only after every row is written.
+        """
+        position = {item.key: index for index, item in enumerate(self.plan())}
+        rows = read_rows(self.output)
+        rows.sort(key=lambda row: position.get(row.key, len(position)))
+        write_rows(self.output, rows)
 
     # ------------------------------------------------------------------ one item
 
@@ -263,6 +278,8 @@ class EvaluationRunner:
         async with self._global, self._per_model[item.model]:
             await self._ramp_up()
             row = await self._execute(item)
+        if self.config.models[item.model].simulated:
+            row = simulated_clock(row)
         await writer.write(row)
         self.summary.rows_written += 1
         self.summary.statuses[row.status] += 1
@@ -468,6 +485,38 @@ def _settings(model: ModelConfig, default_max_tokens: int) -> dict[str, Any]:
     # Settings are stored in every row: a secret value pasted into extra_params must not be.
     redacted: dict[str, Any] = json.loads(redact(json.dumps(settings, ensure_ascii=False)))
     return redacted
+
+
+SIMULATED_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+"""Where a simulated row's clock starts: its times are simulated, so they come from the row's
+own simulated latencies, never the wall clock, and two runs give the same bytes."""
+
+
+def simulated_clock(row: TraceRow) -> TraceRow:
+    """`row` with a run id and times that depend only on its simulated content.
+
+    The run id names the model and its settings; each call starts when the previous one
+    ended, from `SIMULATED_EPOCH`; tool durations (real wall time) are left out.
+    """
+    cursor = SIMULATED_EPOCH
+    calls = []
+    for record in row.calls:
+        calls.append(record.model_copy(update={"started_at": _stamp(cursor)}))
+        cursor += timedelta(seconds=record.latency_s)
+    tools = [record.model_copy(update={"duration_s": None}) for record in row.tool_calls]
+    return row.model_copy(
+        update={
+            "run_id": f"simulated-{row.model}-{_digest(row.settings)}",
+            "calls": calls,
+            "tool_calls": tools,
+            "started_at": _stamp(SIMULATED_EPOCH),
+            "finished_at": _stamp(SIMULATED_EPOCH + timedelta(seconds=row.latency_s or 0.0)),
+        }
+    )
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds")
 
 
 def _with_attempts(row: TraceRow, started: int) -> TraceRow:
