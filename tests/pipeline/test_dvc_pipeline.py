@@ -40,7 +40,15 @@ ALL_STAGES = {
     "score@mock-flaky",
     "report",
 }
-COPIED = ("params.yaml", "dvc.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore")
+COPIED = (
+    "params.yaml",
+    "dvc.yaml",
+    ".dvcignore",
+    ".gitignore",
+    ".dvc/config",
+    ".dvc/.gitignore",
+    ".dvc/plots/accuracy_interval.json",
+)
 COPIED_DIRS = ("configs", "data", "src")
 PUBLISHED = (
     "results/validation.json",
@@ -49,9 +57,18 @@ PUBLISHED = (
     *(f"results/metrics/{m}.json" for m in MODELS),
     *(f"results/traces/{m}.jsonl" for m in MODELS),
     *(f"results/scored/{m}.jsonl" for m in MODELS),
+    *(f"results/details/{m}.json" for m in MODELS),
+    "results/plots/models.json",
     *(
         f"docs/images/{c}.svg"
-        for c in ("language-accuracy", "language-latency", "aimo3-accuracy", "benchmark-heatmap")
+        for c in (
+            "language-accuracy",
+            "language-latency",
+            "aimo3-accuracy",
+            "benchmark-heatmap",
+            "accuracy-cost",
+            "accuracy-latency",
+        )
     ),
 )
 QUEUE_TIMEOUT_S = 300
@@ -177,7 +194,10 @@ def test_first_repro_runs_every_stage_on_the_full_suite(pipeline: Pipeline) -> N
         lines = (pipeline.repo / f"results/traces/{model}.jsonl").read_text().splitlines()
         assert len(lines) == 156
         metrics = json.loads((pipeline.repo / f"results/metrics/{model}.json").read_text())
-        assert metrics["overall"]["total"] == 156
+        assert metrics["tasks"] == 156
+        assert len(metrics) == 7, "the metrics file is the flat headline only"
+        details = json.loads((pipeline.repo / f"results/details/{model}.json").read_text())
+        assert details["overall"]["total"] == 156
     summary = json.loads((pipeline.repo / "results/summary.json").read_text())
     assert set(summary) == set(MODELS)
     assert git(pipeline.repo, "status", "--porcelain") == ""
@@ -195,9 +215,12 @@ def test_second_repro_runs_nothing(pipeline: Pipeline) -> None:
 
 def test_mlflow_has_a_run_per_stage_with_metrics_parent_and_traces(pipeline: Pipeline) -> None:
     experiment_id, runs = pipeline.runs()
-    by_name = {r.info.run_name: r for r in runs}
+    # MLflow names a model's run `<stage>:<model>`; DVC names its stage `<stage>@<model>`.
+    by_name = {r.info.run_name.replace(":", "@"): r for r in runs}
     assert set(by_name) >= ALL_STAGES
-    parents = {r.data.tags["mlflow.parentRunId"] for r in runs if r.info.run_name in ALL_STAGES}
+    assert {r.info.run_name for r in runs} >= {"run:mock-varied", "score:mock-flaky", "report"}
+    staged = [r for r in runs if r.data.tags.get("dvc.stage") in ALL_STAGES]
+    parents = {r.data.tags["mlflow.parentRunId"] for r in staged}
     assert len(parents) == 1, "all stages of one dvc repro share one parent run"
     parent = next(r for r in runs if r.info.run_id in parents)
     assert parent.data.tags["llm_eval.stage"] == "pipeline"
@@ -209,19 +232,24 @@ def test_mlflow_has_a_run_per_stage_with_metrics_parent_and_traces(pipeline: Pip
         assert run.data.tags["git.commit"] == commit
         assert run.data.tags["dvc.stage"] == name
         assert run.data.tags["llm_eval.stage"] == name.split("@")[0]
+        assert run.data.tags["llm_eval.source"] == "dvc"
     for model in MODELS:
         for stage in ("run", "score"):
             metrics = by_name[f"{stage}@{model}"].data.metrics
-            assert metrics["overall/total"] == 156
+            assert metrics["tasks"] == 156 and metrics["overall/total"] == 156
+            assert 0 <= metrics["strict_accuracy"] <= 1
             assert 0 <= metrics["language_understanding/strict_accuracy"] <= 1
         traces = client.search_traces(
             locations=[experiment_id],
-            filter_string=f"metadata.mlflow.sourceRun = '{by_name[f'run@{model}'].info.run_id}'",
+            run_id=by_name[f"run@{model}"].info.run_id,
             max_results=1000,
             include_spans=False,
         )
         assert len(traces) == 156
-    assert by_name["report"].data.metrics["mock-varied/total"] == 156
+        assert all([a.name for a in trace.info.assessments] == ["correct"] for trace in traces), (
+            "the score stage logged one verdict per trace"
+        )
+    assert by_name["report"].data.metrics["mock-varied/tasks"] == 156
     assert by_name["validate"].data.metrics["active_tasks"] == 156
     artifacts = {a.path for a in client.list_artifacts(by_name["report"].info.run_id, "charts")}
     assert "charts/benchmark-heatmap.svg" in artifacts
@@ -307,22 +335,22 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
     scorer = repo / "src/llm_eval/scoring/__init__.py"
     original = scorer.read_text(encoding="utf-8")
     try:
-        # A comment changes the code's hash, not its output: scoring reruns, the report
-        # does not (its input, the scored rows, came out byte for byte the same).
+        # A comment changes the code's hash, not its output: scoring, validation and the
+        # report (which load the whole package) rerun and write the same bytes; no model runs.
         scorer.write_text(original + "# touched by test_dvc_pipeline\n", encoding="utf-8")
         output = dvc(repo, "repro")
-        assert stages_run(output) == {"score@mock-varied", "score@mock-flaky"}
+        assert stages_run(output) == {"validate", "score@mock-varied", "score@mock-flaky", "report"}
         assert file_bytes(repo) == before
         # A change of verdicts reruns scoring and the report, still with no model call.
         scorer.write_text(original + REJECT_ALL, encoding="utf-8")
         output = dvc(repo, "repro")
-        assert stages_run(output) == {"score@mock-varied", "score@mock-flaky", "report"}
+        assert stages_run(output) == {"validate", "score@mock-varied", "score@mock-flaky", "report"}
         for model in MODELS:
             trace = f"results/traces/{model}.jsonl"
             assert (repo / trace).read_bytes() == before[trace], "a trace changed: a model ran"
             metrics = json.loads((repo / f"results/metrics/{model}.json").read_text())
-            assert metrics["overall"]["correct"] == 0
-        assert "overall.strict_accuracy" in dvc(repo, "metrics", "diff")
+            assert metrics["strict_accuracy"] == 0
+        assert "strict_accuracy" in dvc(repo, "metrics", "diff")
         _, runs_after = pipeline.runs()
         new = [r for r in runs_after if r.info.run_id not in {x.info.run_id for x in runs_before}]
         assert sorted(r.data.tags["llm_eval.stage"] for r in new).count("run") == 0
@@ -343,7 +371,7 @@ def test_push_then_fresh_clone_and_pull_restores_everything(
     pipeline: Pipeline, tmp_path: Path
 ) -> None:
     repo = pipeline.repo
-    dvc(repo, "remote", "add", "-d", "local", str(tmp_path / "remote"))
+    dvc(repo, "remote", "add", "-d", "elsewhere", str(tmp_path / "remote"))
     git(repo, "commit", "-q", "-am", "dvc remote")
     assert "pushed" in dvc(repo, "push")
     clone = tmp_path / "clone"
@@ -384,7 +412,7 @@ def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
         params = data["params"]["params.yaml"]["data"]
         assert params["models"]["mock-varied"]["temperature"] == value
         metrics = data["metrics"]["results/metrics/mock-varied.json"]["data"]
-        assert 0 <= metrics["overall"]["strict_accuracy"] <= 1
+        assert 0 <= metrics["strict_accuracy"] <= 1
     # Both experiments logged to the real repository's store (DVC_ROOT), each under its own
     # parent run tagged with its experiment name.
     _, runs = pipeline.runs()

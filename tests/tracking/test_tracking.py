@@ -111,6 +111,8 @@ def tracked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tracked]:
         "s.jsonl",
         "--metrics",
         "m.json",
+        "--details",
+        "d.json",
         LLM_EVAL_PIPELINE_ID="pipeline-a",
     )
     assert scored.returncode == 0, scored.stdout + scored.stderr
@@ -138,7 +140,9 @@ def test_each_stage_is_one_run_tagged_and_nested(tracked: Tracked) -> None:
         assert tags["git.commit"] == "unknown"  # the copy is not a git repository
         assert tags["dvc.exp_name"] == ""
         assert child.info.status == "FINISHED"
-    assert run.info.run_name == "run@mock-varied"
+    assert run.info.run_name == "run:mock-varied"
+    assert score.info.run_name == "score:mock-varied"
+    assert run.data.tags["llm_eval.source"] == "cli"  # not run by DVC
     assert parent.info.status == "FINISHED"
 
 
@@ -153,7 +157,11 @@ def test_params_are_flattened_without_secrets(tracked: Tracked) -> None:
 
 def test_metrics_per_benchmark_match_the_metrics_file(tracked: Tracked) -> None:
     metrics = tracked.run_of("score", "mock-varied").data.metrics
-    expected = json.loads((tracked.root / "m.json").read_text(encoding="utf-8"))
+    headline = json.loads((tracked.root / "m.json").read_text(encoding="utf-8"))
+    for key, value in headline.items():  # the runs list's columns: the flat headline
+        if value is not None:
+            assert metrics[key] == pytest.approx(value), key
+    expected = json.loads((tracked.root / "d.json").read_text(encoding="utf-8"))
     for benchmark in (*BENCHMARKS, "overall"):
         for key in ("valid_accuracy", "strict_accuracy", "correct", "errors", "total", "tokens"):
             assert metrics[f"{benchmark}/{key}"] == pytest.approx(expected[benchmark][key])
@@ -175,7 +183,8 @@ def test_task_table_and_artifacts_are_logged(tracked: Tracked) -> None:
     assert len(table["data"]) == len(tracked.rows)
     score_id = tracked.run_of("score", "mock-varied").info.run_id
     assert {a.path for a in tracked.client.list_artifacts(score_id, "results")} == {
-        "results/m.json"
+        "results/m.json",
+        "results/d.json",
     }
 
 
@@ -184,9 +193,7 @@ def test_one_trace_per_task_with_llm_and_tool_spans(tracked: Tracked) -> None:
 
     run_id = tracked.run_of("run", "mock-varied").info.run_id
     traces = tracked.client.search_traces(
-        locations=[tracked.experiment_id],
-        filter_string=f"metadata.mlflow.sourceRun = '{run_id}'",
-        max_results=1000,
+        locations=[tracked.experiment_id], run_id=run_id, max_results=1000
     )
     assert len(traces) == len(tracked.rows)
     mlflow.set_tracking_uri(tracked.client.tracking_uri)
@@ -201,14 +208,39 @@ def test_one_trace_per_task_with_llm_and_tool_spans(tracked: Tracked) -> None:
         llm = [s for s in spans if s.span_type == "CHAT_MODEL"]
         tools = [s for s in spans if s.span_type == "TOOL"]
         assert len(llm) == len(row.calls) and len(tools) == len(row.tool_calls)
+        # Simulated rows are placed at logging time; offsets within the row are kept.
+        root = next(s for s in spans if s.parent_id is None)
+        row_start = to_ns(row.started_at) or 0
         for span, call in zip(sorted(llm, key=lambda s: s.name), row.calls, strict=True):
             if call.started_at:
-                assert span.start_time_ns == to_ns(call.started_at)
+                offset = (to_ns(call.started_at) or 0) - row_start
+                assert span.start_time_ns - root.start_time_ns == offset
             assert span.end_time_ns - span.start_time_ns == pytest.approx(
                 call.latency_s * 1e9, abs=2
             )
     assert any(t.data.spans for t in traces if t.info.tags["llm_eval.benchmark"] == "sample_tools")
     assert sum(len(r.tool_calls) for r in tracked.rows) > 0
+
+
+def test_each_verdict_is_an_assessment_on_its_trace(tracked: Tracked) -> None:
+    """Read back through MLflow's client: `correct` feedback from the score stage's rows."""
+    run_id = tracked.run_of("run", "mock-varied").info.run_id
+    traces = tracked.client.search_traces(
+        locations=[tracked.experiment_id], run_id=run_id, max_results=1000
+    )
+    scored = {(r.benchmark, r.task_id): r for r in read_rows(tracked.root / "s.jsonl")}
+    assert len(traces) == len(scored)
+    for trace in traces:
+        row = scored[(trace.info.tags["llm_eval.benchmark"], trace.info.tags["llm_eval.task_id"])]
+        (feedback,) = [a for a in trace.info.assessments if a.name == "correct"]
+        assert feedback.source.source_type == "CODE"
+        if row.status == "error":
+            assert feedback.value is None and feedback.error is not None
+        else:
+            assert row.score is not None
+            assert feedback.value is (row.status == "correct")
+            assert feedback.rationale.startswith(f"{row.score.method}: extracted ")
+            assert feedback.metadata["method"] == row.score.method
 
 
 def test_no_secret_in_the_store_or_the_task_tables(tracked: Tracked) -> None:

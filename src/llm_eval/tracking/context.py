@@ -56,6 +56,8 @@ class StageContext:
             "llm_eval.pipeline_key": self.pipeline_key,
             "git.commit": self.git_commit or "unknown",
             "dvc.exp_name": self.exp_name or "",
+            # A stage DVC ran, or a plain command: both log to the same experiment.
+            "llm_eval.source": "dvc" if self.dvc_stage else "cli",
         }
         if self.dvc_stage:
             tags["dvc.stage"] = self.dvc_stage

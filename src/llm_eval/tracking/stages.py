@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 TRACE_STAGES = frozenset({"run"})
 """Stages whose rows become MLflow traces (the ones that called the models)."""
 
+VERDICT_STAGES = frozenset({"score"})
+"""Stages whose verdicts are logged as assessments on those traces (the record of them)."""
+
 
 def quiet_mlflow() -> None:
     """Keep MLflow's and Alembic's info chatter out of the stage's output."""
@@ -87,7 +90,7 @@ def _log_model_run(
 ) -> str:
     from mlflow.entities import Param
 
-    from llm_eval.reporting.metrics import benchmark_metrics
+    from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 
     tags = {
         **ctx.base_tags(),
@@ -96,15 +99,22 @@ def _log_model_run(
         "llm_eval.simulated": str(rows[0].simulated).lower(),
         "mlflow.parentRunId": parent,
     }
-    run_id = _create_run(client, exp_id, f"{ctx.stage}@{model}", tags)
+    run_id = _create_run(client, exp_id, f"{ctx.stage}:{model}", tags)
     with _finishing(client, run_id):
         params = [Param(key, value) for key, value in stage_params(ctx.params, [model]).items()]
         store.log_batch(client, run_id, params=params)
-        store.log_batch(client, run_id, metrics=_metric_list(benchmark_metrics(rows)))
+        # The headline as top-level metrics (the runs list's columns compare models), the
+        # per-benchmark numbers as `<benchmark>/<metric>`.
+        numbers = {**headline_metrics(rows), **benchmark_metrics(rows)}
+        store.log_batch(client, run_id, metrics=_metric_list(numbers))
         store.with_retry(lambda: client.log_table(run_id, task_table(rows), f"tasks/{model}.json"))
         _log_artifacts(client, run_id, artifacts)
         if ctx.stage in TRACE_STAGES:
             _log_traces(client, exp_id, run_id, rows)
+        if ctx.stage in VERDICT_STAGES:
+            from llm_eval.tracking.assessments import log_verdicts
+
+            log_verdicts(client, exp_id, model, rows)
     return run_id
 
 
@@ -224,12 +234,14 @@ def _artifact_folder(path: Path) -> str:
 
 
 def _log_traces(client: MlflowClient, exp_id: str, run_id: str, rows: Sequence[TraceRow]) -> None:
-    from llm_eval.tracking.traces import log_row_trace
+    """All rows as traces in bulk (see `bulk_traces`), linked to the stage's run.
 
-    for row in rows:
-        store.with_retry(partial(log_row_trace, client, exp_id, run_id, row))
-    import mlflow
+    A simulated row's clock starts in 2000 (it is simulated, not measured); its trace is
+    placed at the time of logging instead, keeping its simulated durations.
+    """
+    from llm_eval.tracking.bulk_traces import log_rows_as_traces
+    from llm_eval.tracking.traces import to_ns
 
-    flush = getattr(mlflow, "flush_trace_async_logging", None)
-    if callable(flush):
-        flush()
+    now_ns = time.time_ns()
+    shifts = [now_ns - (to_ns(row.started_at) or now_ns) if row.simulated else 0 for row in rows]
+    store.with_retry(partial(log_rows_as_traces, client, exp_id, run_id, rows, shift_ns=shifts))

@@ -1,0 +1,106 @@
+"""Each verdict of the `score` stage as an MLflow assessment on the trace the `run` logged.
+
+The traces come from the model's latest tracked `run` stage (`llm_eval.stage = run`, same
+model); a row finds its trace by benchmark, task id and epoch (the trace's tags). A scored
+row becomes feedback `correct` (True / False) with the scoring method and the extracted
+answer as rationale; an error row becomes feedback with an error instead of a value, so
+MLflow's trace views can filter right, wrong and failed answers. Rows without a tracked
+trace (tracking was off for the run) are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from llm_eval.redaction import redact
+from llm_eval.tracking import store
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+
+    from llm_eval.schemas import TraceRow
+
+FEEDBACK_NAME = "correct"
+SOURCE_ID = "llm-eval score"
+
+TraceKey = tuple[str, str, str]
+"""(benchmark, task id, epoch) as the trace tags hold them."""
+
+
+def log_verdicts(
+    client: MlflowClient, experiment_id: str, model: str, rows: Sequence[TraceRow]
+) -> int:
+    """Log one assessment per row whose trace exists; returns how many were logged."""
+    traces = latest_run_traces(client, experiment_id, model)
+    logged = 0
+    for row in rows:
+        trace_id = traces.get((row.benchmark, row.task_id, str(row.epoch)))
+        if trace_id is not None:
+            store.with_retry(lambda row=row, trace_id=trace_id: log_verdict(trace_id, row))
+            logged += 1
+    if rows and logged < len(rows):
+        print(
+            f"note: {len(rows) - logged} of {len(rows)} verdicts of {model!r} have no tracked "
+            "trace to attach to (was tracking off for its run?)",
+            file=sys.stderr,
+        )
+    return logged
+
+
+def latest_run_traces(client: MlflowClient, experiment_id: str, model: str) -> dict[TraceKey, str]:
+    """Trace ids of the model's most recent tracked `run` stage, by (benchmark, task, epoch)."""
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`llm_eval.stage` = 'run' AND tags.`llm_eval.model` = '{model}'",
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    if not runs:
+        return {}
+    found: dict[TraceKey, str] = {}
+    page_token = None
+    while True:
+        page = client.search_traces(
+            locations=[experiment_id],
+            run_id=runs[0].info.run_id,
+            max_results=500,
+            page_token=page_token,
+            include_spans=False,
+        )
+        for trace in page:
+            tags = trace.info.tags
+            key = (tags.get("llm_eval.benchmark", ""), tags.get("llm_eval.task_id", ""),
+                   tags.get("llm_eval.epoch", ""))  # fmt: skip
+            found.setdefault(key, trace.info.trace_id)
+        page_token = page.token
+        if not page_token:
+            return found
+
+
+def log_verdict(trace_id: str, row: TraceRow) -> None:
+    """One feedback: the verdict with its reason, or the error that left no verdict."""
+    import mlflow
+    from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType
+
+    source = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=SOURCE_ID)
+    if row.status == "error" or row.score is None:
+        kind = row.error.kind if row.error else "unscored"
+        message = redact(row.error.message)[:500] if row.error else "no verdict"
+        mlflow.log_feedback(
+            trace_id=trace_id,
+            name=FEEDBACK_NAME,
+            source=source,
+            error=AssessmentError(error_code=kind, error_message=message),
+        )
+        return
+    extracted = redact(row.score.extracted) if row.score.extracted else None
+    mlflow.log_feedback(
+        trace_id=trace_id,
+        name=FEEDBACK_NAME,
+        value=row.status == "correct",
+        source=source,
+        rationale=f"{row.score.method}: extracted {extracted!r}, expected {redact(row.answer)!r}",
+        metadata={"method": row.score.method, "scorer": row.scorer or ""},
+    )

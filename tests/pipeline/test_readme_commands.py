@@ -1,0 +1,95 @@
+"""The README's DVC and sharing blocks, run as written in a temporary clone.
+
+Each block marked `<!-- verbatim: tests/pipeline/test_readme_commands.py ... -->` runs line by
+line through bash in a copy of the pipeline that sits in a folder named like the repository.
+`uv run X` is served by this test's environment (a `uv` shim on PATH runs X from it), so the
+lines stay verbatim without building a second environment. Then a fresh clone's `dvc repro`,
+with no `dvc pull`, must leave `git status` clean: simulated runs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.pipeline.test_dvc_pipeline import copy_pipeline, git, pipeline_env, sh
+
+pytestmark = pytest.mark.slow
+
+MARKER = "<!-- verbatim: tests/pipeline/test_readme_commands.py"
+
+
+def verbatim_blocks() -> list[str]:
+    """The bash blocks the README marks as run by this test, in order."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    pattern = re.escape(MARKER) + r"[^\n]*-->\n```bash\n(.*?)```"
+    return re.findall(pattern, text, flags=re.S)
+
+
+def uv_shim(folder: Path) -> Path:
+    """A `uv` that runs `uv run X ...` as X from this environment (dvc as `python -m dvc`)."""
+    folder.mkdir()
+    shim = folder / "uv"
+    shim.write_text(
+        "#!/usr/bin/env bash\n"
+        '[ "$1" = run ] || { echo "uv shim: only uv run" >&2; exit 2; }\n'
+        "shift\n"
+        f'[ "$1" = dvc ] && {{ shift; exec "{sys.executable}" -m dvc "$@"; }}\n'
+        'exec "$@"\n'
+    )
+    shim.chmod(0o755)
+    return folder
+
+
+def run_block(block: str, cwd: Path, shim: Path) -> str:
+    env = pipeline_env()
+    env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"README block failed:\n{block}\n--- output ---\n{output}"
+    return output
+
+
+def test_readme_dvc_and_sharing_blocks_run_as_written(tmp_path: Path) -> None:
+    experiments, sharing = verbatim_blocks()
+    assert "dvc exp run -S 'models.mock-varied.temperature=0.3'" in experiments
+    assert "dvc pull" in sharing
+    shim = uv_shim(tmp_path / "bin")
+    repo = copy_pipeline(tmp_path / "llm-eval")
+
+    output = run_block(experiments, repo, shim)
+    assert "strict_accuracy" in output  # exp show / metrics diff show the headline
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "results")
+    run_block(sharing, repo, shim)
+    copy = tmp_path / "llm-eval-copy"
+    assert (tmp_path / "llm-eval-dvc-storage").is_dir(), "the default remote sits beside"
+    for model in ("mock-varied", "mock-flaky"):
+        trace = f"results/traces/{model}.jsonl"
+        assert (copy / trace).read_bytes() == (repo / trace).read_bytes()
+
+
+def test_a_fresh_clone_stays_clean_after_repro(tmp_path: Path) -> None:
+    repo = copy_pipeline(tmp_path / "origin")
+    sh(repo, sys.executable, "-m", "dvc", "repro")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "results")
+    clone = tmp_path / "clone"
+    sh(tmp_path, "git", "clone", "-q", str(repo), str(clone))
+    assert not (clone / "results/traces/mock-varied.jsonl").exists()
+    sh(clone, sys.executable, "-m", "dvc", "repro")  # reruns the models: outputs are missing
+    assert git(clone, "status", "--porcelain") == ""
