@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from llm_eval.redaction import redact
@@ -38,7 +39,7 @@ def log_verdicts(
     for row in rows:
         trace_id = traces.get((row.benchmark, row.task_id, str(row.epoch)))
         if trace_id is not None:
-            store.with_retry(lambda row=row, trace_id=trace_id: log_verdict(trace_id, row))
+            store.with_retry(partial(log_verdict, trace_id, row))
             logged += 1
     if rows and logged < len(rows):
         print(
