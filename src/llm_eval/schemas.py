@@ -278,6 +278,8 @@ class Usage(BaseModel):
     reasoning_tokens: int | None = None
     total_tokens: int | None = None
     cost_usd: float | None = None
+    cost_source: Literal["configured", "price table", "mixed"] | None = None
+    """Where `cost_usd` came from: the model's prices in params.yaml, or LiteLLM's table."""
 
     def plus(self, other: Usage) -> Usage:
         """Sum two usages; a field is known when it is known on either side."""
@@ -293,7 +295,17 @@ class Usage(BaseModel):
             reasoning_tokens=add(self.reasoning_tokens, other.reasoning_tokens),
             total_tokens=add(self.total_tokens, other.total_tokens),
             cost_usd=add(self.cost_usd, other.cost_usd),
+            cost_source=_merged_source(self.cost_source, other.cost_source),
         )
+
+
+def _merged_source(
+    first: Literal["configured", "price table", "mixed"] | None,
+    second: Literal["configured", "price table", "mixed"] | None,
+) -> Literal["configured", "price table", "mixed"] | None:
+    if first is None or first == second:
+        return second
+    return first if second is None else "mixed"
 
 
 class ToolCallRecord(BaseModel):

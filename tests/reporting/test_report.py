@@ -166,11 +166,15 @@ def test_errors_listed_apart_from_wrong_answers(report: str) -> None:
     wrong = report[report.index("### Wrong answers") : report.index("### Error rows")]
     errors = report[report.index("### Error rows") :]
     assert "timed out \\| after 120 s" in errors  # `|` escaped in cells
-    assert errors.count("| Noisy Mock (simulated) | language_understanding |") == 3
+    # grouped per benchmark, each group folded
+    assert "<details><summary>language_understanding: 3 error rows</summary>" in errors
+    assert errors.count("| Noisy Mock (simulated) | lang-") == 3
     error_ids = {f"lang-{i:03d}" for i in range(3)}
+    lang_wrong = wrong[wrong.index("<summary>language_understanding:") :]
+    lang_wrong = lang_wrong[: lang_wrong.index("</details>")]
     wrong_noisy_lang = [
-        line for line in wrong.splitlines()
-        if line.startswith("| Noisy Mock (simulated) | language_understanding |")
+        line for line in lang_wrong.splitlines()
+        if line.startswith("| Noisy Mock (simulated) | lang-")
     ]  # fmt: skip
     assert wrong_noisy_lang
     assert not any(tid in line for line in wrong_noisy_lang for tid in error_ids)
@@ -242,7 +246,7 @@ def test_failed_list_is_capped() -> None:
     assert "Showing the first 200 of 156" not in wrong
     many = rows + suite_rows("m/worse", label="Worse", wrong_every=1)
     text = _section(render_report(many, title="t"), "Failed tasks")
-    assert "Showing the first 200 of 312 wrong answers." in text
+    assert "Showing the first 200 of 216 wrong answers." in text  # the cap is per benchmark
 
 
 def test_empty_rows() -> None:
@@ -289,3 +293,49 @@ def test_headline_metrics_are_small_and_flat() -> None:
     assert headline["p50_latency_s"] == 1.0  # answered rows only: latencies 0, 1, 2
     (record,) = plot_records(rows)
     assert record["ci_low"] < record["strict_accuracy"] < record["ci_high"]
+
+
+def test_bottom_line_ranks_models_and_says_which_gaps_are_resolved(report: str) -> None:
+    bottom = _section(report, "Bottom line")
+    assert report.index("## Bottom line") < report.index("## Suite results")
+    first, second = (line for line in bottom.splitlines() if line[:3] in ("1. ", "2. "))
+    assert "Real Model" in first and "Noisy Mock" in second  # ranked by strict accuracy
+    verdict = next(line for line in bottom.splitlines() if line.startswith("- "))
+    assert "ahead of" in verdict and ("resolved" in verdict)
+    assert "pp are not resolvable here" in bottom
+
+
+def test_tool_use_and_run_metadata_sections() -> None:
+    from llm_eval.schemas import ToolCallRecord
+
+    used = ToolCallRecord(id="c1", name="python_exec", arguments="{}", result="4")
+    failed = ToolCallRecord(id="c2", name="python_exec", arguments="{}", error="boom")
+    rows = [
+        support_row(model="m", benchmark="sample_tools", task_id="t1", task_type="tool_calling",
+                    tool_calls=[used, failed], settings={"temperature": 0.0, "api_key": "x"}),
+        support_row(model="m", benchmark="sample_tools", task_id="t2", task_type="tool_calling",
+                    status="incorrect", settings={"temperature": 0.0}),
+    ]  # fmt: skip
+    provenance = {"git_commit": "abc123", "suite_version": "s1"}
+    text = render_report(rows, title="t", provenance=provenance)
+    tools = _section(text, "Tool use")
+    assert "| m | sample_tools | 2 | 1.00 | 1 / 2 | 1 | 1 / 2 | 1 / 1 |" in tools
+    meta = _section(text, "Run metadata")
+    assert "`abc123`" in meta and "`s1`" in meta
+    assert "temperature=0.0" in meta
+    assert "api_key=x" not in meta  # a secret-named setting is redacted
+
+
+def test_cost_says_whether_it_was_configured_or_looked_up() -> None:
+    configured = Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15, cost_usd=0.5,
+                       cost_source="configured")  # fmt: skip
+    looked_up = Usage(total_tokens=15, cost_usd=0.25, cost_source="price table")
+    rows = [
+        support_row(model="a", task_id="t1", usage=configured),
+        support_row(model="b", task_id="t1", usage=looked_up),
+        support_row(model="b", task_id="t2", usage=Usage(total_tokens=3)),
+    ]
+    summary = _section(render_report(rows, title="t"), "Full-suite summary")
+    assert "$0.5000 (configured)" in _table_line(summary, "a")
+    assert "$0.2500 (partial) (price table)" in _table_line(summary, "b")
+    assert configured.plus(looked_up).cost_source == "mixed"

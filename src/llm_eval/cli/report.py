@@ -45,7 +45,11 @@ def execute_report(
             name: os.path.relpath(path, output.parent.resolve()) for name, path in written.items()
         }
     text = render_report(
-        rows, title=title, chart_paths=chart_paths, expected_tasks=_expected(rows, config_root)
+        rows,
+        title=title,
+        chart_paths=chart_paths,
+        expected_tasks=_expected(rows, config_root),
+        provenance=provenance(config_root),
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
@@ -57,6 +61,34 @@ def execute_report(
         dump_json(plots_data, plot_records(rows))
     _track_report(rows, output, charts, summary, config_root)
     return 0
+
+
+def provenance(config_root: Path) -> dict[str, str]:
+    """The checkout's git commit and a digest of the suite (configs/ and data/ files)."""
+    import hashlib
+    import subprocess
+
+    found: dict[str, str] = {}
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=config_root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if done.returncode == 0:
+            found["git_commit"] = done.stdout.strip()
+    except OSError:
+        pass
+    digest = hashlib.sha256()
+    for folder in ("configs", "data"):
+        for path in sorted((config_root / folder).rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(config_root).as_posix().encode())
+                digest.update(path.read_bytes())
+    found["suite_version"] = digest.hexdigest()[:12]
+    return found
 
 
 def _expected(rows: list[TraceRow], config_root: Path) -> dict[str, int] | None:

@@ -126,8 +126,11 @@ class LiteLLMProvider(Provider):
             total_tokens=getattr(usage, "total_tokens", None),
         )
         result.cost_usd = configured_cost(self.model, result)
-        if result.cost_usd is None:
+        if result.cost_usd is not None:
+            result.cost_source = "configured"
+        else:
             result.cost_usd = self._table_cost(raw)
+            result.cost_source = "price table" if result.cost_usd is not None else None
         return result
 
     def _table_cost(self, raw: Any) -> float | None:

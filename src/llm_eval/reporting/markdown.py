@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from llm_eval.redaction import is_secret_name, redact
 from llm_eval.reporting import tables as tb
 
 if TYPE_CHECKING:
@@ -124,19 +125,27 @@ def render_report(
     title: str,
     chart_paths: Mapping[str, str] | None = None,
     expected_tasks: Mapping[str, int] | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> str:
     """The full Markdown report for a set of scored trace rows.
 
     `chart_paths` maps chart names (`language-accuracy`, ...) to paths relative to the
-    report; `expected_tasks` maps benchmark names to task counts, to flag missing tasks.
+    report; `expected_tasks` maps benchmark names to task counts, to flag missing tasks;
+    `provenance` (git commit, suite version) goes into the run metadata section.
     """
     if not rows:
         return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
     frame = tb.rows_frame(rows)
-    sections = [_header(frame, title), *_body_sections(frame, expected_tasks)]
+    sections = [
+        _header(frame, title),
+        _bottom_line_section(frame),
+        *_body_sections(frame, expected_tasks),
+        _tool_use_section(rows),
+    ]
     if chart_paths:
         sections.append(_charts_section(chart_paths))
     sections.append(_failures_section(frame))
+    sections.append(_metadata_section(rows, provenance or {}))
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
 
 
@@ -213,7 +222,11 @@ def _summary_section(frame: pd.DataFrame) -> str:
         "Avg latency", "p50 latency", "p95 latency", "Cost",
     ]  # fmt: skip
     body = [_summary_row(r) for r in tb.model_table(frame).to_dict("records")]
-    note = "Latency is measured over answered rows; tokens and cost over all rows."
+    note = (
+        "Latency is measured over answered rows; tokens and cost over all rows. A cost is "
+        "`configured` (the model's `input_cost_per_mtok` / `output_cost_per_mtok` in "
+        "params.yaml) or from LiteLLM's `price table`; `n/a` when neither knows the model."
+    )
     return "## Full-suite summary\n\n" + md_table(headers, body) + "\n\n" + note
 
 
@@ -228,7 +241,8 @@ def _summary_row(r: Mapping[str, Any]) -> list[str]:
         fmt_seconds(r["latency_mean"]),
         fmt_seconds(r["p50"]),
         fmt_seconds(r["p95"]),
-        fmt_cost(r["cost_usd"], int(r["cost_usd_unknown"])),
+        fmt_cost(r["cost_usd"], int(r["cost_usd_unknown"]))
+        + (f" ({r['cost_source']})" if isinstance(r.get("cost_source"), str) else ""),
     ]
 
 
@@ -305,9 +319,21 @@ def _paired_section(frame: pd.DataFrame) -> str:
     note = (
         "Rows are paired on benchmark, task and epoch over the whole suite; a pair is left "
         "out when either row is an error. The difference interval is a paired bootstrap "
-        "(2000 resamples, seed 0)."
+        "(2000 resamples, seed 0). " + _suite_resolution(frame)
     )
     return "## Paired comparisons\n\n" + md_table(headers, body) + "\n\n" + note
+
+
+def _suite_resolution(frame: pd.DataFrame) -> str:
+    """The whole suite's minimum detectable difference, as a sentence."""
+    mdd = tb.suite_detectable_difference(frame)
+    if mdd is None:
+        return "With this few tasks no difference is resolvable at 80% power."
+    return (
+        f"Over the whole suite ({tb.suite_size(frame)} tasks), differences smaller than "
+        f"{100 * mdd:.1f} pp are not resolvable here (80% power, 5% two-sided); per "
+        "benchmark, see the section below."
+    )
 
 
 def _paired_row(r: Mapping[str, Any]) -> list[str]:
@@ -421,27 +447,40 @@ def _charts_section(chart_paths: Mapping[str, str]) -> str:
 
 
 def _failures_section(frame: pd.DataFrame) -> str:
-    """Wrong answers, then error rows, each capped at LIST_CAP rows."""
+    """Wrong answers and error rows per benchmark, each group folded in `<details>`."""
     with_epoch = tb.epoch_count(frame) > 1
-    failures = tb.failure_rows(frame)
-    errors = tb.error_rows(frame)
-    parts = ["## Failed tasks", "", "### Wrong answers", ""]
-    parts.append(_row_list(failures, _failure_columns(with_epoch), "wrong answers"))
-    parts += ["", "### Error rows", ""]
-    parts.append(_row_list(errors, _error_columns(with_epoch), "error rows"))
+    parts = ["## Failed tasks"]
+    for heading, rows, columns, what in (
+        ("Wrong answers", tb.failure_rows(frame), _failure_columns(with_epoch), "wrong answers"),
+        ("Error rows", tb.error_rows(frame), _error_columns(with_epoch), "error rows"),
+    ):
+        parts += ["", f"### {heading}", ""]
+        if rows.empty:
+            parts.append(f"No {what}.")
+            continue
+        for benchmark in tb.ordered_benchmarks(rows["benchmark"]):
+            group = rows[rows["benchmark"] == benchmark]
+            parts += [
+                f"<details><summary>{escape(benchmark)}: {len(group)} {what}</summary>",
+                "",
+                _row_list(group, columns, what),
+                "",
+                "</details>",
+                "",
+            ]
     return "\n".join(parts)
 
 
 def _failure_columns(with_epoch: bool) -> list[tuple[str, str]]:
     """(heading, frame column) pairs of the wrong-answer list."""
-    columns = [("Model", "display"), ("Benchmark", "benchmark"), ("Task", "task_id")]
+    columns = [("Model", "display"), ("Task", "task_id")]
     columns += [("Epoch", "epoch")] if with_epoch else []
     return columns + [("Expected", "answer"), ("Extracted", "extracted"), ("Method", "method")]
 
 
 def _error_columns(with_epoch: bool) -> list[tuple[str, str]]:
     """(heading, frame column) pairs of the error-row list."""
-    columns = [("Model", "display"), ("Benchmark", "benchmark"), ("Task", "task_id")]
+    columns = [("Model", "display"), ("Task", "task_id")]
     columns += [("Epoch", "epoch")] if with_epoch else []
     return columns + [("Error kind", "error_kind"), ("Message", "error_message")]
 
@@ -461,3 +500,101 @@ def _row_list(rows: pd.DataFrame, columns: list[tuple[str, str]], what: str) -> 
 def _list_cell(value: Any) -> str:
     """A list cell: `—` for an absent value (e.g. nothing extracted)."""
     return "—" if _missing(value) else str(value)
+
+
+# --------------------------------------------------------------------------- bottom line
+
+
+def _bottom_line_section(frame: pd.DataFrame) -> str:
+    """Models ranked by strict accuracy, and which neighbours the paired test tells apart."""
+    table = tb.model_table(frame).sort_values(
+        ["strict_accuracy", "display"], ascending=[False, True], kind="stable"
+    )
+    records = table.to_dict("records")
+    lines = ["## Bottom line", ""]
+    for rank, r in enumerate(records, start=1):
+        accuracy = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
+        lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy")
+    if len(records) < 2:
+        return "\n".join(lines)
+    comparisons = tb.paired_table(frame).to_dict("records")
+    paired = {frozenset((p["model_a"], p["model_b"])): p for p in comparisons}
+    lines.append("")
+    for upper, lower in zip(records, records[1:], strict=False):
+        pair = paired.get(frozenset((upper["display"], lower["display"])))
+        if pair is None or not pair["n"]:
+            verdict = "no paired rows to compare"
+        elif float(pair["p"]) < 0.05:
+            verdict = f"resolved (McNemar exact p = {fmt_p(float(pair['p']))})"
+        else:
+            verdict = (
+                f"**not resolved** (McNemar exact p = {fmt_p(float(pair['p']))}): "
+                "treat them as tied on this suite"
+            )
+        lines.append(f"- {escape(upper['display'])} ahead of {escape(lower['display'])}: {verdict}")
+    lines += ["", _suite_resolution(frame)]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- tool use
+
+
+def _tool_use_section(rows: Sequence[TraceRow]) -> str:
+    """Per model and tool-calling benchmark: calls per task, share using the tool, errors."""
+    groups: dict[tuple[str, str], list[TraceRow]] = {}
+    for row in rows:
+        if row.task_type == "tool_calling":
+            groups.setdefault((row.model_label or row.model, row.benchmark), []).append(row)
+    if not groups:
+        return ""
+    body = []
+    for (model, benchmark), group in sorted(groups.items()):
+        calls = sum(len(row.tool_calls) for row in group)
+        used = sum(bool(row.tool_calls) for row in group)
+        errors = sum(record.error is not None for row in group for record in row.tool_calls)
+        correct = sum(row.status == "correct" for row in group)
+        correct_used = sum(row.status == "correct" for row in group if row.tool_calls)
+        body.append([
+            escape(model), benchmark, str(len(group)), f"{calls / len(group):.2f}",
+            f"{used} / {len(group)}", str(errors),
+            f"{correct} / {len(group)}", f"{correct_used} / {used}" if used else "—",
+        ])  # fmt: skip
+    headers = ["Model", "Benchmark", "Tasks", "Tool calls per task", "Tasks using the tool",
+               "Tool errors", "Correct", "Correct when the tool was used"]  # fmt: skip
+    note = (
+        "Tool errors are calls whose program failed, timed out or was refused; the model sees "
+        "the error and may try again. Compare the Python-tools AIMO3 mode with the single-turn "
+        "one above to see whether the tool helps."
+    )
+    return "## Tool use\n\n" + md_table(headers, body) + "\n\n" + note
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def _metadata_section(rows: Sequence[TraceRow], provenance: Mapping[str, str]) -> str:
+    """When and from what the results came: dates, commit, suite version, model settings."""
+    real = sorted(row.finished_at[:10] for row in rows if not row.simulated and row.finished_at)
+    dates = f"{real[0]} to {real[-1]}" if real and real[0] != real[-1] else (real or ["—"])[0]
+    lines = ["## Run metadata", ""]
+    lines.append(f"- Rows finished (real models): {dates}; simulated models keep no wall clock")
+    labels = {
+        "git_commit": "Git commit of the report",
+        "suite_version": "Suite version (digest of configs/ and data/)",
+    }
+    for key, label in labels.items():
+        if provenance.get(key):
+            lines.append(f"- {label}: `{provenance[key]}`")
+    lines += ["", "| Model | Provider | Settings (secrets redacted) |", "|---|---|---|"]
+    seen: dict[str, TraceRow] = {}
+    for row in rows:
+        seen.setdefault(row.model, row)
+    for model, row in sorted(seen.items()):
+        settings = {
+            key: value
+            for key, value in sorted((row.settings or {}).items())
+            if value not in (None, {}, []) and key != "provider" and not is_secret_name(key)
+        }
+        shown = ", ".join(f"{k}={v}" for k, v in settings.items())
+        lines.append(f"| {escape(model)} | {row.provider} | {escape(redact(shown))} |")
+    return "\n".join(lines)

@@ -42,7 +42,7 @@ LANGUAGE_BENCHMARK = "language_understanding"
 FRAME_COLUMNS: tuple[str, ...] = (
     "model", "display", "simulated", "benchmark", "task_id", "category", "epoch", "status",
     "answer", "extracted", "method", "latency_s", "total_tokens", "reasoning_tokens",
-    "cost_usd", "error_kind", "error_message", "difficulty",
+    "cost_usd", "cost_source", "error_kind", "error_message", "difficulty",
 )  # fmt: skip
 
 
@@ -79,6 +79,7 @@ def _row_record(row: TraceRow, display: str) -> dict[str, Any]:
         "total_tokens": row.usage.total_tokens,
         "reasoning_tokens": row.usage.reasoning_tokens,
         "cost_usd": row.usage.cost_usd,
+        "cost_source": row.usage.cost_source,
         "error_kind": row.error.kind if row.error else None,
         "error_message": row.error.message if row.error else None,
         "difficulty": row.difficulty,
@@ -240,6 +241,19 @@ def detectable_differences(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values("benchmark", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
+def suite_size(frame: pd.DataFrame) -> int:
+    """Distinct tasks of the whole suite (benchmark x task id)."""
+    return int(frame[["benchmark", "task_id"]].drop_duplicates().shape[0])
+
+
+def suite_detectable_difference(frame: pd.DataFrame) -> float | None:
+    """The minimum detectable difference over the whole suite, at the models' mean accuracy."""
+    per_model = accuracy_table(frame, ["display"])["strict_accuracy"].dropna()
+    if per_model.empty:
+        return None
+    return st.minimum_detectable_difference(suite_size(frame), float(per_model.mean()))
+
+
 # --------------------------------------------------------------------------- latency, usage
 
 
@@ -280,6 +294,8 @@ def _usage_table(frame: pd.DataFrame) -> pd.DataFrame:
             known = group[column].dropna()
             record[column] = float(known.sum()) if len(known) else None
             record[f"{column}_unknown"] = int(group[column].isna().sum())
+        sources = sorted(set(group["cost_source"].dropna()))
+        record["cost_source"] = ", ".join(sources) if sources else None
         records.append(record)
     return pd.DataFrame.from_records(records)
 
