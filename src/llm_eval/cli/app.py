@@ -57,9 +57,16 @@ def validate(
 
 
 @app.command("list-config")
-def list_config(config_root: ConfigRoot = Path(".")) -> None:
+def list_config(
+    config_root: ConfigRoot = Path("."),
+    categories: Annotated[
+        bool,
+        typer.Option(
+            "--categories", help="List each benchmark's task categories with task counts."
+        ),
+    ] = False,
+) -> None:
     """Show models, benchmarks (with task counts), prompts and tools."""
-    from llm_eval.cli.console import print_config
     from llm_eval.config.validation import validate as run_validation
 
     report = run_validation(str(config_root))
@@ -68,7 +75,12 @@ def list_config(config_root: ConfigRoot = Path(".")) -> None:
             typer.echo(str(problem), err=True)
         _fail("the configuration does not load", 1)
     assert report.config is not None
-    print_config(report.config, report.task_counts)
+    from llm_eval.cli.console import print_categories, print_config
+
+    if categories:
+        print_categories(report.config)
+    else:
+        print_config(report.config, report.task_counts)
 
 
 @app.command()
@@ -223,6 +235,21 @@ def compare(
     from llm_eval.cli.compare import execute_compare
 
     raise typer.Exit(execute_compare(first, second, output))
+
+
+@app.command("serve-local")
+def serve_local(
+    model: Annotated[
+        Path | None,
+        typer.Option("--model", help="A GGUF file (default: the Gemma 3 270M of the llama extra)."),
+    ] = None,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8080,
+    n_ctx: Annotated[int, typer.Option("--n-ctx", min=1, help="Context size in tokens.")] = 4096,
+) -> None:
+    """Serve a GGUF with llama.cpp on 127.0.0.1:8080/v1 as `local-llama-cpp` (until Ctrl-C)."""
+    from llm_eval.cli.serve_local import serve
+
+    serve(model, port, n_ctx)
 
 
 def main() -> None:
