@@ -323,7 +323,8 @@ class ToolCallRecord(BaseModel):
 class CallRecord(BaseModel):
     """One model call inside a task (a task may make several: rounds, tool loops)."""
 
-    latency_s: float
+    latency_s: float = Field(description="Seconds from sending to the reply, slot wait left out.")
+    queue_s: float = Field(0.0, description="Seconds waiting for a free connection slot.")
     attempts: int = Field(description="Attempts made, first included.")
     cached: bool = False
     usage: Usage = Field(default_factory=Usage)

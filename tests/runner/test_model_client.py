@@ -67,3 +67,19 @@ def test_providers_declare_their_connection_and_capacity() -> None:
     local = RealProvider(MODEL.model_copy(update={"max_concurrency": 1}))
     assert local.connection_key() == "scripted|http://127.0.0.1:1/v1"
     assert local.max_connections() == 1
+
+
+async def test_waiting_for_a_slot_is_queue_time_not_latency() -> None:
+    """Two calls against a one-slot backend: the second waits, and says so apart."""
+    import asyncio
+
+    provider = RealProvider(MODEL, ["Final answer: 1", "Final answer: 2"], delay_s=0.3)
+    model_client = ModelClient(
+        provider, RetryPolicy(max_attempts=1, base_s=0.0, max_s=0.0), AdaptiveLimiter(1), None
+    )
+    first: list[CallRecord] = []
+    second: list[CallRecord] = []
+    await asyncio.gather(model_client.call(request(), first), model_client.call(request(), second))
+    waited, served = sorted([*first, *second], key=lambda record: record.queue_s)[::-1]
+    assert waited.queue_s >= 0.25 and served.queue_s < 0.05
+    assert 0.25 <= waited.latency_s < 0.45, "the wait for the slot is not latency"

@@ -175,9 +175,7 @@ def test_rows_record_usage_and_calls(config_copy: Path, tmp_path: Path) -> None:
     assert row["messages"][-1]["role"] == "assistant"
 
 
-def test_the_flaky_mock_misses_hard_language_items_most(
-    config_copy: Path, tmp_path: Path
-) -> None:
+def test_the_flaky_mock_misses_hard_language_items_most(config_copy: Path, tmp_path: Path) -> None:
     config = load_config(config_copy)
     output = tmp_path / "flaky.jsonl"
     runner = EvaluationRunner(

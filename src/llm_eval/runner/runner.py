@@ -405,11 +405,13 @@ class EvaluationRunner:
 
     @staticmethod
     def _latency(model: ModelConfig, calls: list[CallRecord], started: float) -> float:
-        """Wall time of the task; for a simulated model, its simulated call latencies, so that
+        """Wall time of the task less its waits for a connection slot (the harness's queue,
+        not the model's time); for a simulated model, its simulated call latencies, so that
         a rerun of the offline pipeline writes byte-identical metrics, reports and charts."""
         if model.simulated:
             return round(sum(record.latency_s for record in calls), 6)
-        return round(time.perf_counter() - started, 6)
+        waited = sum(record.queue_s for record in calls)
+        return round(max(time.perf_counter() - started - waited, 0.0), 6)
 
     def _row_settings(self, row: TraceRow) -> dict[str, Any]:
         if row.model not in self.config.models or row.benchmark not in self.config.benchmarks:
@@ -496,12 +498,13 @@ def simulated_clock(row: TraceRow) -> TraceRow:
     """`row` with a run id and times that depend only on its simulated content.
 
     The run id names the model and its settings; each call starts when the previous one
-    ended, from `SIMULATED_EPOCH`; tool durations (real wall time) are left out.
+    ended, from `SIMULATED_EPOCH`; slot waits and tool durations (real wall time) are left
+    out.
     """
     cursor = SIMULATED_EPOCH
     calls = []
     for record in row.calls:
-        calls.append(record.model_copy(update={"started_at": _stamp(cursor)}))
+        calls.append(record.model_copy(update={"started_at": _stamp(cursor), "queue_s": 0.0}))
         cursor += timedelta(seconds=record.latency_s)
     tools = [record.model_copy(update={"duration_s": None}) for record in row.tool_calls]
     return row.model_copy(
