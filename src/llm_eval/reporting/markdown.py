@@ -525,10 +525,10 @@ def _bottom_line_section(frame: pd.DataFrame) -> str:
         if pair is None or not pair["n"]:
             verdict = "no paired rows to compare"
         elif float(pair["p"]) < 0.05:
-            verdict = f"resolved (McNemar exact p = {fmt_p(float(pair['p']))})"
+            verdict = f"resolved (McNemar exact {_p_clause(float(pair['p']))})"
         else:
             verdict = (
-                f"**not resolved** (McNemar exact p = {fmt_p(float(pair['p']))}): "
+                f"**not resolved** (McNemar exact {_p_clause(float(pair['p']))}): "
                 "treat them as tied on this suite"
             )
         lines.append(f"- {escape(upper['display'])} ahead of {escape(lower['display'])}: {verdict}")
@@ -536,15 +536,22 @@ def _bottom_line_section(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _p_clause(p: float) -> str:
+    """`p = 0.0312`, or `p < 0.0001` for the smallest values."""
+    text = fmt_p(p)
+    return f"p < {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 # --------------------------------------------------------------------------- tool use
 
 
 def _tool_use_section(rows: Sequence[TraceRow]) -> str:
     """Per model and tool-calling benchmark: calls per task, share using the tool, errors."""
+    displays = tb.display_names(rows)
     groups: dict[tuple[str, str], list[TraceRow]] = {}
     for row in rows:
         if row.task_type == "tool_calling":
-            groups.setdefault((row.model_label or row.model, row.benchmark), []).append(row)
+            groups.setdefault((displays[row.model], row.benchmark), []).append(row)
     if not groups:
         return ""
     body = []
@@ -585,7 +592,7 @@ def _metadata_section(rows: Sequence[TraceRow], provenance: Mapping[str, str]) -
     for key, label in labels.items():
         if provenance.get(key):
             lines.append(f"- {label}: `{provenance[key]}`")
-    lines += ["", "| Model | Provider | Settings (secrets redacted) |", "|---|---|---|"]
+    lines += ["", "Each model's settings (secret-named keys left out, values redacted):", ""]
     seen: dict[str, TraceRow] = {}
     for row in rows:
         seen.setdefault(row.model, row)
@@ -595,6 +602,6 @@ def _metadata_section(rows: Sequence[TraceRow], provenance: Mapping[str, str]) -
             for key, value in sorted((row.settings or {}).items())
             if value not in (None, {}, []) and key != "provider" and not is_secret_name(key)
         }
-        shown = ", ".join(f"{k}={v}" for k, v in settings.items())
-        lines.append(f"| {escape(model)} | {row.provider} | {escape(redact(shown))} |")
+        shown = ", ".join(f"`{key}={value}`" for key, value in settings.items()) or "—"
+        lines.append(f"- **{escape(model)}** ({row.provider}): {redact(shown)}")
     return "\n".join(lines)
