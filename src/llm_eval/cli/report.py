@@ -63,21 +63,26 @@ def execute_report(
     return 0
 
 
+PROVENANCE_PATHS = ("src", "configs", "data", "params.yaml", "dvc.yaml")
+
+
 def provenance(config_root: Path) -> dict[str, str]:
-    """The checkout's git commit and a digest of the suite (configs/ and data/ files)."""
+    """The last commit of the code and settings, and a digest of the suite (configs/, data/)."""
     import hashlib
     import subprocess
 
     found: dict[str, str] = {}
     try:
+        # The last commit that changed what results depend on, not HEAD: committing the
+        # results themselves must not change the report that describes them.
         done = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
+            ["git", "log", "-1", "--format=%h", "--abbrev=12", "--", *PROVENANCE_PATHS],
             cwd=config_root,
             capture_output=True,
             text=True,
             timeout=10,
         )
-        if done.returncode == 0:
+        if done.returncode == 0 and done.stdout.strip():
             found["git_commit"] = done.stdout.strip()
     except OSError:
         pass

@@ -586,7 +586,7 @@ def _metadata_section(rows: Sequence[TraceRow], provenance: Mapping[str, str]) -
     lines = ["## Run metadata", ""]
     lines.append(f"- Rows finished (real models): {dates}; simulated models keep no wall clock")
     labels = {
-        "git_commit": "Git commit of the report",
+        "git_commit": "Last commit of the code and settings (src/, configs/, data/, params.yaml)",
         "suite_version": "Suite version (digest of configs/ and data/)",
     }
     for key, label in labels.items():
