@@ -7,11 +7,17 @@ keeping the fastest of each (noise on a shared machine only adds time). With tra
 `run` logs its MLflow run and one trace per row; `score` then logs one assessment per row.
 
     uv run python perf/tracking_overhead.py --repeat 3
+    uv run python perf/tracking_overhead.py --repeat 3 --stub-latency 0.5   # a real server
+
+`--stub-latency S` runs a model behind the local OpenAI-compatible stub (its own process,
+answering after S seconds) through LiteLLM instead of the mock: a run that waits on the
+network, as real models do, rather than one that keeps the CPU busy.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -24,18 +30,26 @@ REPO = Path(__file__).resolve().parent.parent
 EPOCHS = 13
 
 
-def suite_copy(directory: Path) -> Path:
+def suite_copy(directory: Path, stub_url: str | None) -> Path:
     root = directory / "suite"
     root.mkdir()
     shutil.copy(REPO / "params.yaml", root / "params.yaml")
     shutil.copytree(REPO / "configs", root / "configs")
     shutil.copytree(REPO / "data", root / "data")
+    if stub_url is not None:
+        with (root / "params.yaml").open("a", encoding="utf-8") as handle:
+            handle.write(
+                f"\n  stub:\n    provider: litellm\n    model: openai/stub-model\n"
+                f"    api_base: {stub_url}\n    api_key_env: STUB_API_KEY\n"
+            )
     return root
 
 
 def timed(root: Path, tracking: bool, *args: str) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "DVC_"))}
     env["LLM_EVAL_TRACKING"] = "1" if tracking else "0"
+    env["STUB_API_KEY"] = "sk-tracking-overhead-000000000"
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     command = [str(Path(sys.executable).parent / "llm-eval"), *args]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
@@ -45,11 +59,12 @@ def timed(root: Path, tracking: bool, *args: str) -> float:
     return elapsed
 
 
-def one_round(directory: Path, tracking: bool) -> tuple[float, float]:
-    root = suite_copy(directory)
+def one_round(directory: Path, tracking: bool, stub_url: str | None) -> tuple[float, float]:
+    root = suite_copy(directory, stub_url)
+    model = "stub" if stub_url else "mock-varied"
     # An existing store, as in daily use: creating the SQLite schema takes a few seconds once.
     timed(root, tracking, "validate")
-    run = timed(root, tracking, "run", "--model", "mock-varied", "--epochs", str(EPOCHS),
+    run = timed(root, tracking, "run", "--model", model, "--epochs", str(EPOCHS),
                 "--no-cache", "--output", "t.jsonl")  # fmt: skip
     score = timed(root, tracking, "score", "--results", "t.jsonl", "--output", "s.jsonl")
     rows = sum(1 for _ in (root / "t.jsonl").open())
@@ -61,12 +76,19 @@ def one_round(directory: Path, tracking: bool) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--stub-latency", type=float, default=None)
     args = parser.parse_args()
     best: dict[bool, tuple[float, float]] = {}
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory, contextlib.ExitStack() as stack:
+        stub_url = None
+        if args.stub_latency is not None:
+            sys.path.insert(0, str(REPO))
+            from tests.support.openai_stub import start_stub
+
+            stub_url = stack.enter_context(start_stub(latency_s=args.stub_latency)).base_url
         for index in range(args.repeat):
             for tracking in (False, True):
-                run, score = one_round(Path(directory), tracking)
+                run, score = one_round(Path(directory), tracking, stub_url)
                 label = "on " if tracking else "off"
                 print(
                     f"  round {index + 1}, tracking {label}: run {run:6.2f} s, score {score:5.2f} s"

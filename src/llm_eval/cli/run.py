@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from llm_eval.config.loading import AppConfig
 from llm_eval.errors import ConfigError, UsageError
 from llm_eval.schemas import ModelConfig, RunnerConfig
+
+if TYPE_CHECKING:
+    from llm_eval.tracking.live import LiveTraces
+
+LIVE_SWITCH = "LLM_EVAL_LIVE_TRACES"
+"""Set to 0 to log a run's traces after the run instead of while it goes."""
 
 _OPTION_OF = {
     "max_attempts": "--max-attempts",
@@ -176,17 +184,38 @@ def execute_run(options: RunOptions) -> int:
         progress=progress,
         run_id=run_id,
     )
+    live = start_live_traces(config.root)
+    if live is not None:
+        runner.on_row = live.add
     previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt)
     try:
         summary = asyncio.run(runner.run())
     finally:
         progress.stop()
         signal.signal(signal.SIGTERM, previous)
+        live_runs = live.close() if live is not None else None
     code = _print_summary(summary, config.runner.fail_on_error)
     from llm_eval.tracking import track_stage
 
-    track_stage("run", config_root=config.root, rows_paths=[summary.output])
+    if live is not None and live_runs is None:
+        print("warning: live trace logging failed; logging the traces now", file=sys.stderr)
+    track_stage("run", config_root=config.root, rows_paths=[summary.output], live_runs=live_runs)
     return code
+
+
+def start_live_traces(config_root: Path) -> LiveTraces | None:
+    """The live trace logger when tracking is on (and `LLM_EVAL_LIVE_TRACES` is not 0)."""
+    from llm_eval.tracking import tracking_enabled
+
+    if os.environ.get(LIVE_SWITCH, "1") == "0" or not tracking_enabled(config_root):
+        return None
+    from llm_eval.tracking.live import LiveTraces
+
+    try:
+        return LiveTraces(config_root)
+    except OSError as exc:  # no child process: the traces are logged after the run instead
+        print(f"warning: live trace logging unavailable: {exc}", file=sys.stderr)
+        return None
 
 
 def _print_summary(summary: Any, fail_on_error: float) -> int:

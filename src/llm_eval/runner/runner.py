@@ -149,8 +149,10 @@ class EvaluationRunner:
         progress: ProgressSink | None = None,
         provider_factory: Callable[[ModelConfig], Provider] = create_provider,
         run_id: str | None = None,
+        on_row: Callable[[TraceRow], None] | None = None,
     ) -> None:
         self.config = config
+        self.on_row = on_row  # told of each row once it is written (live trace logging)
         self.models = models
         self.benchmarks = benchmarks
         self.output = output
@@ -281,6 +283,8 @@ class EvaluationRunner:
         if self.config.models[item.model].simulated:
             row = simulated_clock(row)
         await writer.write(row)
+        if self.on_row is not None:
+            self.on_row(row)
         self.summary.rows_written += 1
         self.summary.statuses[row.status] += 1
         if row.error is not None:

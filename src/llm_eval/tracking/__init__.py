@@ -39,12 +39,15 @@ def track_stage(
     artifacts: Sequence[Path] = (),
     metrics: Mapping[str, Any] | None = None,
     models: Sequence[str] = (),
+    live_runs: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Log one stage execution to MLflow if tracking is on; returns the created run ids.
 
     `rows_paths`: trace files; each model in them gets its own run with metrics, the task
-    table and (stage `run`) one trace per row. Without rows, one run logs `metrics` (nested
-    numbers, flattened to `a/b/c`) and `artifacts`. Never raises for a tracking failure.
+    table and (stage `run`) one trace per row, unless `live_runs` names the run a
+    `live.LiveTraces` child already opened and filled with the model's traces. Without rows,
+    one run logs `metrics` (nested numbers, flattened to `a/b/c`) and `artifacts`. Never
+    raises for a tracking failure.
     """
     root = Path(config_root)
     params = read_params(root)
@@ -61,6 +64,7 @@ def track_stage(
             artifacts=[Path(p) for p in artifacts],
             metrics=metrics,
             models=list(models),
+            live_runs=live_runs,
         )
     except Exception as exc:  # tracking must never fail a stage
         message = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:500])

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 TRACE_STAGES = frozenset({"run"})
 """Stages whose rows become MLflow traces (the ones that called the models)."""
 
+TRACES_WHEN = {True: "live", False: "after run"}
+
 VERDICT_STAGES = frozenset({"score"})
 """Stages whose verdicts are logged as assessments on those traces (the record of them)."""
 
@@ -42,6 +44,7 @@ def log_stage(
     artifacts: Sequence[Path],
     metrics: Mapping[str, Any] | None,
     models: Sequence[str],
+    live_runs: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Log the stage under the store lock; returns the ids of the runs it created."""
     os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
@@ -51,7 +54,9 @@ def log_stage(
         exp_id = store.experiment_id(client, ctx)
         parent = store.parent_run_id(client, exp_id, ctx)
         if rows_paths:
-            run_ids = _log_model_runs(client, ctx, exp_id, parent, rows_paths, artifacts)
+            run_ids = _log_model_runs(
+                client, ctx, exp_id, parent, rows_paths, artifacts, live_runs or {}
+            )
         else:
             run_ids = [_log_plain_run(client, ctx, exp_id, parent, artifacts, metrics, models)]
             if ctx.stage == "report" and metrics:
@@ -67,6 +72,7 @@ def _log_model_runs(
     parent: str,
     rows_paths: Sequence[Path],
     artifacts: Sequence[Path],
+    live_runs: Mapping[str, str],
 ) -> list[str]:
     from llm_eval.runner.trace_io import read_many
 
@@ -74,7 +80,16 @@ def _log_model_runs(
     for row in read_many(rows_paths):
         by_model.setdefault(row.model, []).append(row)
     return [
-        _log_model_run(client, ctx, exp_id, parent, model, rows, [*rows_paths, *artifacts])
+        _log_model_run(
+            client,
+            ctx,
+            exp_id,
+            parent,
+            model,
+            rows,
+            [*rows_paths, *artifacts],
+            live_runs.get(model),
+        )  # fmt: skip
         for model, rows in by_model.items()
     ]
 
@@ -87,34 +102,49 @@ def _log_model_run(
     model: str,
     rows: list[TraceRow],
     artifacts: Sequence[Path],
+    live_run: str | None = None,
 ) -> str:
-    from mlflow.entities import Param
-
+    """One model's run; `live_run` is the run `live.follow` opened and filled with traces."""
     from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 
-    tags = {
-        **ctx.base_tags(),
-        "llm_eval.model": model,
-        "llm_eval.provider": rows[0].provider,
-        "llm_eval.simulated": str(rows[0].simulated).lower(),
-        "mlflow.parentRunId": parent,
-    }
-    run_id = _create_run(client, exp_id, f"{ctx.stage}:{model}", tags)
+    run_id = live_run or open_model_run(client, ctx, exp_id, parent, model, rows[0])
     with _finishing(client, run_id):
-        params = [Param(key, value) for key, value in stage_params(ctx.params, [model]).items()]
-        store.log_batch(client, run_id, params=params)
         # The headline as top-level metrics (the runs list's columns compare models), the
         # per-benchmark numbers as `<benchmark>/<metric>`.
         numbers = {**headline_metrics(rows), **benchmark_metrics(rows)}
         store.log_batch(client, run_id, metrics=_metric_list(numbers))
         store.with_retry(lambda: client.log_table(run_id, task_table(rows), f"tasks/{model}.json"))
         _log_artifacts(client, run_id, artifacts)
+        if ctx.stage in TRACE_STAGES and live_run is None:
+            log_traces(client, exp_id, run_id, rows)
         if ctx.stage in TRACE_STAGES:
-            _log_traces(client, exp_id, run_id, rows)
+            # How the traces were written: during the run (live) or after it.
+            store.with_retry(
+                lambda: client.set_tag(run_id, "llm_eval.traces", TRACES_WHEN[live_run is not None])
+            )
         if ctx.stage in VERDICT_STAGES:
             from llm_eval.tracking.assessments import log_verdicts
 
             log_verdicts(client, exp_id, model, rows)
+    return run_id
+
+
+def open_model_run(
+    client: MlflowClient, ctx: StageContext, exp_id: str, parent: str, model: str, row: TraceRow
+) -> str:
+    """Create a model's run `<stage>:<model>` under the parent, with its tags and params."""
+    from mlflow.entities import Param
+
+    tags = {
+        **ctx.base_tags(),
+        "llm_eval.model": model,
+        "llm_eval.provider": row.provider,
+        "llm_eval.simulated": str(row.simulated).lower(),
+        "mlflow.parentRunId": parent,
+    }
+    run_id = _create_run(client, exp_id, f"{ctx.stage}:{model}", tags)
+    params = [Param(key, value) for key, value in stage_params(ctx.params, [model]).items()]
+    store.log_batch(client, run_id, params=params)
     return run_id
 
 
@@ -233,7 +263,7 @@ def _artifact_folder(path: Path) -> str:
     return "results"
 
 
-def _log_traces(client: MlflowClient, exp_id: str, run_id: str, rows: Sequence[TraceRow]) -> None:
+def log_traces(client: MlflowClient, exp_id: str, run_id: str, rows: Sequence[TraceRow]) -> None:
     """All rows as traces in bulk (see `bulk_traces`), linked to the stage's run.
 
     A simulated row's clock starts in 2000 (it is simulated, not measured); its trace is

@@ -1,0 +1,175 @@
+"""Log a run's rows as MLflow traces while the run is still going, in a helper process.
+
+Writing a trace costs the store a few milliseconds of work per row; done after the run, that
+was most of what tracking added to it. Here `run` starts `LiveTraces` before the first
+request: each finished row goes, through a feeder thread and a pipe, to a child process
+(`python -m llm_eval.tracking.live`) that creates the model's MLflow run on its first row and
+writes traces in batches (taking the store lock per batch), on the machine's other core. When
+the run ends the child logs what is left and reports {model: run id}; `track_stage` then adds
+the metrics, table and artifacts to those same runs. If the child fails, the run is not
+affected: `track_stage` logs the traces itself, as without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from llm_eval.redaction import redact
+
+if TYPE_CHECKING:
+    from llm_eval.schemas import TraceRow
+
+BATCH_ROWS = 200
+"""Rows per batch the child writes at once."""
+
+BATCH_WAIT_S = 2.0
+"""Longest a partial batch waits for more rows before the child writes it."""
+
+CLOSE_TIMEOUT_S = 600.0
+
+
+class LiveTraces:
+    """The parent side: hand rows to the child without ever blocking the event loop."""
+
+    def __init__(self, config_root: Path, stage: str = "run") -> None:
+        from llm_eval.tracking.context import ENV_PIPELINE_ID, invocation_id
+
+        env = dict(os.environ)
+        # The child must join the same parent MLflow run as this process would.
+        env.setdefault(ENV_PIPELINE_ID, invocation_id())
+        if not env[ENV_PIPELINE_ID]:
+            env.pop(ENV_PIPELINE_ID)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "llm_eval.tracking.live", str(config_root), stage],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            encoding="utf-8",
+        )
+        self._rows: queue.SimpleQueue[TraceRow | None] = queue.SimpleQueue()
+        self._feeder = threading.Thread(target=self._feed, name="live-traces", daemon=True)
+        self._feeder.start()
+
+    def add(self, row: TraceRow) -> None:
+        """Queue one finished row (cheap: serialised and sent by the feeder thread)."""
+        self._rows.put(row)
+
+    def close(self) -> dict[str, str] | None:
+        """Send the rest, wait for the child; {model: run id}, or None if it failed."""
+        self._rows.put(None)
+        self._feeder.join()
+        self._process.stdin = None  # the feeder closed it; communicate() must not flush it
+        try:
+            out, _ = self._process.communicate(timeout=CLOSE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.communicate()
+            return None
+        if self._process.returncode != 0:
+            return None
+        try:
+            runs = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return None
+        return {str(model): str(run_id) for model, run_id in runs.items()}
+
+    def _feed(self) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:
+            while (row := self._rows.get()) is not None:
+                stdin.write(row.model_dump_json() + "\n")
+            stdin.close()
+        except (BrokenPipeError, OSError):  # the child died: close() reports the failure
+            while self._rows.get() is not None:
+                pass
+
+
+# --------------------------------------------------------------------------- the child
+
+
+def batches(lines: IO[str]) -> Iterator[list[str]]:
+    """Lines of `lines` in batches of up to BATCH_ROWS, a partial one after BATCH_WAIT_S."""
+    pending: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        for line in lines:
+            pending.put(line)
+        pending.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    batch: list[str] = []
+    deadline = time.monotonic() + BATCH_WAIT_S
+    while True:
+        try:
+            line = pending.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            line = ""
+        if line is None:
+            if batch:
+                yield batch
+            return
+        if line.strip():
+            batch.append(line)
+        if len(batch) >= BATCH_ROWS or (batch and time.monotonic() >= deadline):
+            yield batch
+            batch = []
+            deadline = time.monotonic() + BATCH_WAIT_S
+        elif not batch:
+            deadline = time.monotonic() + BATCH_WAIT_S
+
+
+def follow(config_root: Path, stage: str, lines: IO[str]) -> dict[str, str]:
+    """Log every row read from `lines` as a trace of its model's run; {model: run id}."""
+    from llm_eval.schemas import TraceRow
+    from llm_eval.tracking import store
+    from llm_eval.tracking.context import build_context, read_params
+    from llm_eval.tracking.stages import log_traces, open_model_run, quiet_mlflow
+
+    os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    quiet_mlflow()
+    ctx = build_context(stage, config_root, read_params(config_root) or {})
+    runs: dict[str, str] = {}
+    with store.global_tracking_uri(ctx.tracking_uri):
+        client = store.client_for(ctx)
+        exp_id = store.experiment_id(client, ctx)
+        for batch in batches(lines):
+            rows = [TraceRow.model_validate_json(line) for line in batch]
+            with store.store_lock(store.lock_directory(ctx)):
+                parent = store.parent_run_id(client, exp_id, ctx)
+                by_model: dict[str, list[TraceRow]] = {}
+                for row in rows:
+                    by_model.setdefault(row.model, []).append(row)
+                for model, group in by_model.items():
+                    if model not in runs:
+                        runs[model] = open_model_run(client, ctx, exp_id, parent, model, group[0])
+                    log_traces(client, exp_id, runs[model], group)
+    return runs
+
+
+def main(argv: list[str]) -> int:
+    config_root, stage = Path(argv[0]), argv[1]
+    try:
+        runs = follow(config_root, stage, sys.stdin)
+    except Exception as exc:  # the parent falls back to logging the traces itself
+        message = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+        print(f"warning: live trace logging failed: {message}", file=sys.stderr)
+        for _ in sys.stdin:  # drain, so the parent's feeder never blocks on a full pipe
+            pass
+        return 1
+    print(json.dumps(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
