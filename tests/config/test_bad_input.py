@@ -74,3 +74,16 @@ def test_a_regex_prone_to_backtracking_is_a_warning(config_copy: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = validate(str(config_copy))
     assert any(":1:" in str(w) and "catastrophically" in str(w) for w in report.warnings)
+
+
+def test_the_language_tasks_format_fields_are_checked_at_their_line(config_copy: Path) -> None:
+    path = config_copy / "data" / "language_understanding.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[4] = lines[4].replace('"difficulty": "medium"', '"difficulty": "very hard"')
+    lines[6] = lines[6].replace(
+        '"task_type": "single_turn"', '"answer_format": "roman", "task_type": "single_turn"'
+    )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text = problems_text(config_copy)
+    assert f"{path}:5:" in text and "difficulty" in text
+    assert f"{path}:7:" in text and "answer_format" in text

@@ -259,15 +259,17 @@ class EvaluationRunner:
                 await asyncio.gather(*(self._run_item(item, writer) for item in items))
         finally:
             gc.unfreeze()
-        self._write_in_plan_order()
+        if all(self.config.models[model].simulated for model in self.models):
+            self._write_in_plan_order()
         return self.summary
 
     def _write_in_plan_order(self) -> None:
         """Rewrite the finished file in plan order (rows land in completion order).
 
         Concurrency makes completion order vary from run to run; the plan's order does not,
-        so two runs of the same simulated models give byte-identical files, and diffs of
-        real runs line up task by task. Runs only after every row is written.
+        so two runs of the same simulated models give byte-identical files. Only for
+        simulated runs: re-reading a real run's file would add to the harness's CPU cost per
+        request for no gain (its latencies differ from run to run anyway).
         """
         position = {item.key: index for index, item in enumerate(self.plan())}
         rows = read_rows(self.output)
