@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +33,33 @@ def test_a_partial_batch_is_written_after_the_wait(monkeypatch: pytest.MonkeyPat
         seen.append((len(batch), time.monotonic() - started))
     assert [size for size, _ in seen] == [1, 1]
     assert seen[0][1] < 0.5
+
+
+def test_an_error_row_is_a_failed_trace_with_an_error_assessment(tmp_path: Path) -> None:
+    """Real SQLite store, read back through MlflowClient: verdicts and errors on traces."""
+    from mlflow import MlflowClient
+
+    from llm_eval.tracking.assessments import log_verdicts
+    from llm_eval.tracking.bulk_traces import log_rows_as_traces
+    from llm_eval.tracking.store import global_tracking_uri
+    from tests.support.rows import make_row
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    rows = [
+        make_row(model="m", benchmark="b", task_id="ok", status="correct", answer="42"),
+        make_row(model="m", benchmark="b", task_id="bad", status="error",
+                 error_kind="timeout", error_message="no reply within 120 s"),
+    ]  # fmt: skip
+    with global_tracking_uri(uri):
+        client = MlflowClient(tracking_uri=uri)
+        experiment = client.create_experiment("e", artifact_location=(tmp_path / "a").as_uri())
+        run = client.create_run(experiment, tags={"llm_eval.stage": "run", "llm_eval.model": "m"})
+        log_rows_as_traces(client, experiment, run.info.run_id, rows)
+        assert log_verdicts(client, experiment, "m", rows) == 2
+        traces = client.search_traces(locations=[experiment], run_id=run.info.run_id)
+    by_task = {trace.info.tags["llm_eval.task_id"]: trace for trace in traces}
+    assert by_task["ok"].info.state == "OK" and by_task["bad"].info.state == "ERROR"
+    (right,) = by_task["ok"].info.assessments
+    assert right.name == "correct" and right.value is True
+    (failed,) = by_task["bad"].info.assessments
+    assert failed.value is None and failed.error.error_code == "timeout"
