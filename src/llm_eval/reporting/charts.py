@@ -244,19 +244,9 @@ def accuracy_latency_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
 
 
 def _tradeoff_data(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per model: strict accuracy with its interval, total cost and p50 latency."""
-    data = tb.accuracy_table(frame, ["display"]).sort_values("display")
-    answered = frame[(frame["status"] != "error") & frame["latency_s"].notna()]
-    p50 = {
-        display: percentile(group["latency_s"].astype(float).tolist(), 50)
-        for display, group in answered.groupby("display", sort=True)
-    }
-    costs = frame.groupby("display", sort=True)["cost_usd"].agg(
-        lambda values: values.sum() if values.notna().any() else None
-    )
-    return _with_labels(
-        data.assign(p50=data["display"].map(p50), cost_usd=data["display"].map(costs))
-    )
+    """Per model: strict accuracy with its interval, total cost and p50 latency (the
+    full-suite summary table's numbers)."""
+    return _with_labels(tb.model_table(frame).sort_values("display"))
 
 
 def _tradeoff_chart(
