@@ -136,10 +136,13 @@ def render_report(
     if not rows:
         return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
     frame = tb.rows_frame(rows)
+    # The paired tests (a bootstrap per pair of models) serve the bottom line and their own
+    # section: computed once.
+    paired = tb.paired_table(frame)
     sections = [
         _header(frame, title),
-        _bottom_line_section(frame),
-        *_body_sections(frame, expected_tasks),
+        _bottom_line_section(frame, paired),
+        *_body_sections(frame, expected_tasks, paired),
         _tool_use_section(rows),
     ]
     if chart_paths:
@@ -149,14 +152,16 @@ def render_report(
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
 
 
-def _body_sections(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> list[str]:
+def _body_sections(
+    frame: pd.DataFrame, expected: Mapping[str, int] | None, paired: pd.DataFrame
+) -> list[str]:
     """Every table section between the header and the charts, in report order."""
     builders: list[Callable[[], str]] = [
         lambda: _suite_section(frame, expected),
         lambda: _summary_section(frame),
         lambda: _aimo3_section(frame),
         lambda: _coverage_section(frame, expected),
-        lambda: _paired_section(frame),
+        lambda: _paired_section(frame, paired),
         lambda: _epoch_section(frame),
         lambda: _category_section(frame),
         lambda: _difficulty_section(frame),
@@ -306,9 +311,8 @@ def _incomplete_note(models: Sequence[str]) -> str:
     )
 
 
-def _paired_section(frame: pd.DataFrame) -> str:
+def _paired_section(frame: pd.DataFrame, table: pd.DataFrame) -> str:
     """Paired McNemar and bootstrap comparison for every pair of models."""
-    table = tb.paired_table(frame)
     if table.empty:
         return ""
     headers = [
@@ -505,7 +509,7 @@ def _list_cell(value: Any) -> str:
 # --------------------------------------------------------------------------- bottom line
 
 
-def _bottom_line_section(frame: pd.DataFrame) -> str:
+def _bottom_line_section(frame: pd.DataFrame, paired_table: pd.DataFrame) -> str:
     """Models ranked by strict accuracy, and which neighbours the paired test tells apart."""
     table = tb.model_table(frame).sort_values(
         ["strict_accuracy", "display"], ascending=[False, True], kind="stable"
@@ -517,7 +521,7 @@ def _bottom_line_section(frame: pd.DataFrame) -> str:
         lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy")
     if len(records) < 2:
         return "\n".join(lines)
-    comparisons = tb.paired_table(frame).to_dict("records")
+    comparisons = paired_table.to_dict("records")
     paired = {frozenset((p["model_a"], p["model_b"])): p for p in comparisons}
     lines.append("")
     for upper, lower in zip(records, records[1:], strict=False):

@@ -229,13 +229,11 @@ def detectable_differences(frame: pd.DataFrame) -> pd.DataFrame:
 
     records = []
     for benchmark, group in frame.groupby("benchmark", sort=False):
-        n = int(group["task_id"].nunique())
-        per_model = accuracy_table(group, ["display"])["strict_accuracy"].dropna()
-        if per_model.empty:
-            continue
-        mean = float(per_model.mean())
-        mdd = st.minimum_detectable_difference(n, mean)
-        records.append({"benchmark": benchmark, "tasks": n, "mean": mean, "mdd": mdd})
+        tasks = int(group["task_id"].nunique())
+        found = _mean_and_detectable(group, tasks)
+        if found is not None:
+            mean, mdd = found
+            records.append({"benchmark": benchmark, "tasks": tasks, "mean": mean, "mdd": mdd})
     table = pd.DataFrame.from_records(records, columns=["benchmark", "tasks", "mean", "mdd"])
     order = _benchmark_rank(table["benchmark"])
     return table.sort_values("benchmark", key=lambda s: s.map(order)).reset_index(drop=True)
@@ -248,10 +246,18 @@ def suite_size(frame: pd.DataFrame) -> int:
 
 def suite_detectable_difference(frame: pd.DataFrame) -> float | None:
     """The minimum detectable difference over the whole suite, at the models' mean accuracy."""
+    found = _mean_and_detectable(frame, suite_size(frame))
+    return found[1] if found is not None else None
+
+
+def _mean_and_detectable(frame: pd.DataFrame, tasks: int) -> tuple[float, float | None] | None:
+    """The models' mean strict accuracy over `frame` and the difference `tasks` paired tasks
+    detect at that accuracy; None when no model has an accuracy there."""
     per_model = accuracy_table(frame, ["display"])["strict_accuracy"].dropna()
     if per_model.empty:
         return None
-    return st.minimum_detectable_difference(suite_size(frame), float(per_model.mean()))
+    mean = float(per_model.mean())
+    return mean, st.minimum_detectable_difference(tasks, mean)
 
 
 # --------------------------------------------------------------------------- latency, usage
