@@ -33,10 +33,11 @@ def execute_score(
         write_rows(output or path, rescored)
         all_rows += rescored
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
+    per_benchmark = benchmark_metrics(all_rows)
     if metrics is not None:
-        dump_json(metrics, headline_metrics(all_rows))
+        dump_json(metrics, headline_metrics(all_rows, per_benchmark.get("overall")))
     if details is not None:
-        dump_json(details, benchmark_metrics(all_rows))
+        dump_json(details, per_benchmark)
     from llm_eval.tracking import track_stage
 
     extra = [path for path in (metrics, details) if path is not None]

@@ -39,10 +39,13 @@ HEADLINE_KEYS = (
 """One model's headline, in this order: the only numbers declared as DVC metrics."""
 
 
-def headline_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
-    """The flat headline of one model's rows (`HEADLINE_KEYS`)."""
+def headline_metrics(
+    rows: Iterable[TraceRow], overall: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The flat headline of one model's rows (`HEADLINE_KEYS`); `overall` is their
+    `row_metrics` when the caller has it already."""
     rows = list(rows)
-    detail = row_metrics(rows)
+    detail = overall if overall is not None else row_metrics(rows)
     costs = [row.usage.cost_usd for row in rows if row.usage.cost_usd is not None]
     return {
         "strict_accuracy": detail["strict_accuracy"],
@@ -64,7 +67,7 @@ def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
     records = []
     for model, group in _by_model(rows).items():
         detail = row_metrics(group)
-        headline = headline_metrics(group)
+        headline = headline_metrics(group, detail)
         records.append(
             {
                 "model": group[0].model_label or model,

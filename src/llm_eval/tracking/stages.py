@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 TRACE_STAGES = frozenset({"run"})
 """Stages whose rows become MLflow traces (the ones that called the models)."""
 
-TRACES_WHEN = {True: "live", False: "after run"}
-
 VERDICT_STAGES = frozenset({"score"})
 """Stages whose verdicts are logged as assessments on those traces (the record of them)."""
 
@@ -89,7 +87,7 @@ def _log_model_runs(
             rows,
             [*rows_paths, *artifacts],
             live_runs.get(model),
-        )  # fmt: skip
+        )
         for model, rows in by_model.items()
     ]
 
@@ -111,17 +109,17 @@ def _log_model_run(
     with _finishing(client, run_id):
         # The headline as top-level metrics (the runs list's columns compare models), the
         # per-benchmark numbers as `<benchmark>/<metric>`.
-        numbers = {**headline_metrics(rows), **benchmark_metrics(rows)}
+        per_benchmark = benchmark_metrics(rows)
+        numbers = {**headline_metrics(rows, per_benchmark.get("overall")), **per_benchmark}
         store.log_batch(client, run_id, metrics=_metric_list(numbers))
         store.with_retry(lambda: client.log_table(run_id, task_table(rows), f"tasks/{model}.json"))
         _log_artifacts(client, run_id, artifacts)
-        if ctx.stage in TRACE_STAGES and live_run is None:
-            log_traces(client, exp_id, run_id, rows)
         if ctx.stage in TRACE_STAGES:
+            if live_run is None:
+                log_traces(client, exp_id, run_id, rows)
             # How the traces were written: during the run (live) or after it.
-            store.with_retry(
-                lambda: client.set_tag(run_id, "llm_eval.traces", TRACES_WHEN[live_run is not None])
-            )
+            written = "live" if live_run is not None else "after run"
+            store.with_retry(lambda: client.set_tag(run_id, "llm_eval.traces", written))
         if ctx.stage in VERDICT_STAGES:
             from llm_eval.tracking.assessments import log_verdicts
 
