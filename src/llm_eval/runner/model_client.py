@@ -72,12 +72,13 @@ class ModelClient:
                 return hit
         log = AttemptLog()
         started_at, started_clock = _now(), time.perf_counter()
-        queued = [0.0]  # seconds spent waiting for a connection slot, over all attempts
+        queued = 0.0  # seconds spent waiting for a connection slot, over all attempts
 
         async def attempt() -> ChatResponse:
+            nonlocal queued
             asked = time.perf_counter()
             async with self.limiter.slot():
-                queued[0] += time.perf_counter() - asked
+                queued += time.perf_counter() - asked
                 self.counters.model_calls += 1
                 if started is not None:
                     started.attempts += 1
@@ -100,11 +101,11 @@ class ModelClient:
                 attempt, self.policy, log, on_retry=retried, rng=self.rng
             )
         except ProviderError as error:
-            elapsed = time.perf_counter() - started_clock - queued[0]
+            elapsed = time.perf_counter() - started_clock - queued
             calls.append(
                 CallRecord(
                     latency_s=elapsed,
-                    queue_s=round(queued[0], 6),
+                    queue_s=round(queued, 6),
                     attempts=log.attempts,
                     started_at=started_at,
                 )
@@ -114,12 +115,12 @@ class ModelClient:
         self.limiter.succeeded()
         # Latency is the server's share (and retries'), not the wait for a free slot: a
         # one-slot local server would otherwise show the harness's own queue as latency.
-        response.latency_s = response.latency_s or (time.perf_counter() - started_clock - queued[0])
+        response.latency_s = response.latency_s or (time.perf_counter() - started_clock - queued)
         truncated = sanitize_response(response, self.max_response_chars)
         calls.append(
             CallRecord(
                 latency_s=round(response.latency_s, 6),
-                queue_s=round(queued[0], 6),
+                queue_s=round(queued, 6),
                 attempts=log.attempts,
                 usage=response.usage,
                 finish_reason=response.finish_reason,
