@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from llm_eval.redaction import redact
 from llm_eval.tracking import store
+from llm_eval.tracking.traces import TRACE_KEY_TAGS, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 FEEDBACK_NAME = "correct"
 SOURCE_ID = "llm-eval score"
 
-TraceKey = tuple[str, str, str]
-"""(benchmark, task id, epoch) as the trace tags hold them."""
+TraceKey = tuple[str, ...]
+"""The values of a trace's `TRACE_KEY_TAGS`."""
 
 
 def log_verdicts(
@@ -37,7 +38,7 @@ def log_verdicts(
     traces = latest_run_traces(client, experiment_id, model)
     logged = 0
     for row in rows:
-        trace_id = traces.get((row.benchmark, row.task_id, str(row.epoch)))
+        trace_id = traces.get(trace_key(row))
         if trace_id is not None:
             store.with_retry(partial(log_verdict, trace_id, row))
             logged += 1
@@ -71,9 +72,7 @@ def latest_run_traces(client: MlflowClient, experiment_id: str, model: str) -> d
             include_spans=False,
         )
         for trace in page:
-            tags = trace.info.tags
-            key = (tags.get("llm_eval.benchmark", ""), tags.get("llm_eval.task_id", ""),
-                   tags.get("llm_eval.epoch", ""))  # fmt: skip
+            key = tuple(trace.info.tags.get(tag, "") for tag in TRACE_KEY_TAGS)
             found.setdefault(key, trace.info.trace_id)
         page_token = page.token
         if not page_token:

@@ -47,7 +47,7 @@ def log_rows_as_traces(
     """
     from mlflow.tracing.client import TracingClient
 
-    tracing = TracingClient(client._tracking_client.tracking_uri)
+    tracing = TracingClient(client.tracking_uri)
     rng = random.SystemRandom()
     trace_ids: list[str] = []
     for start in range(0, len(rows), BATCH_ROWS):

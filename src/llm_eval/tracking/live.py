@@ -45,9 +45,9 @@ class LiveTraces:
 
         env = dict(os.environ)
         # The child must join the same parent MLflow run as this process would.
-        env.setdefault(ENV_PIPELINE_ID, invocation_id())
-        if not env[ENV_PIPELINE_ID]:
-            env.pop(ENV_PIPELINE_ID)
+        pipeline = env.get(ENV_PIPELINE_ID) or invocation_id()
+        if pipeline:
+            env[ENV_PIPELINE_ID] = pipeline
         self._process = subprocess.Popen(
             [sys.executable, "-m", "llm_eval.tracking.live", str(config_root), stage],
             stdin=subprocess.PIPE,

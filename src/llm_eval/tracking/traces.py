@@ -210,15 +210,19 @@ def _root_attributes(row: TraceRow) -> dict[str, Any]:
     return attributes
 
 
+TRACE_KEY_TAGS = ("llm_eval.benchmark", "llm_eval.task_id", "llm_eval.epoch")
+"""The tags a trace is found by: few, since each costs a database write per trace (the
+model is the linked run's; category and the run's provisional verdict are attributes of the
+root span; the verdict of record is the `correct` assessment)."""
+
+
 def _trace_tags(row: TraceRow) -> dict[str, str]:
-    """The tags a trace is found by: few, since each costs a database write per trace (the
-    model is the linked run's; category and the run's provisional verdict are attributes of
-    the root span; the verdict of record is the `correct` assessment)."""
-    return {
-        "llm_eval.benchmark": row.benchmark,
-        "llm_eval.task_id": row.task_id,
-        "llm_eval.epoch": str(row.epoch),
-    }
+    return dict(zip(TRACE_KEY_TAGS, trace_key(row), strict=True))
+
+
+def trace_key(row: TraceRow) -> tuple[str, str, str]:
+    """The values of `TRACE_KEY_TAGS` for a row's trace."""
+    return (row.benchmark, row.task_id, str(row.epoch))
 
 
 def log_row_trace(client: MlflowClient, experiment_id: str, run_id: str, row: TraceRow) -> str:
