@@ -394,7 +394,7 @@ def _conclusion(text: str) -> str | None:
 def _names_any(text: str, answers: Sequence[str], transliterate: bool) -> bool:
     words = tokens(text)
     return any(
-        occurrences(tokens(answer), words, transliterate=transliterate) for answer in answers
+        contains_sequence(tokens(answer), words, transliterate=transliterate) for answer in answers
     )
 
 
