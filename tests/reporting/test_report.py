@@ -339,3 +339,10 @@ def test_cost_says_whether_it_was_configured_or_looked_up() -> None:
     assert "$0.5000 (configured)" in _table_line(summary, "a")
     assert "$0.2500 (partial) (price table)" in _table_line(summary, "b")
     assert configured.plus(looked_up).cost_source == "mixed"
+
+
+def test_plot_records_leave_an_unknown_cost_unknown() -> None:
+    from llm_eval.reporting.metrics import plot_records
+
+    (record,) = plot_records([support_row(model="m", task_id="t1", usage=Usage(total_tokens=3))])
+    assert record["cost_usd"] is None  # vega-lite drops it instead of drawing the model at $0

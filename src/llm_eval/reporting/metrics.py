@@ -74,7 +74,7 @@ def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
                 "strict_accuracy": detail["strict_accuracy"],
                 "ci_low": detail["strict_ci_low"],
                 "ci_high": detail["strict_ci_high"],
-                "cost_usd": headline["cost_usd"] or 0.0,
+                "cost_usd": headline["cost_usd"],  # unknown stays null: no point at $0
                 "p50_latency_s": headline["p50_latency_s"],
             }
         )
