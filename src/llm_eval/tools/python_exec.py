@@ -616,13 +616,25 @@ def _live_pids_of(uid: int) -> list[int]:
 def _proc_matches(proc_dir: str, uid: int) -> bool:
     """True if the process at `proc_dir` is alive (not a zombie) and runs as `uid`."""
     try:
-        status = Path(proc_dir, "status").read_text()
+        with open(f"{proc_dir}/status", "rb") as handle:
+            status = handle.read()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return False
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    state = fields.get("State", "").split()
-    uids = fields.get("Uid", "").split()[:3]
-    return bool(state) and state[0] not in ("Z", "X") and str(uid) in uids
+    state = _status_field(status, b"State:")
+    uids = _status_field(status, b"Uid:")[:3]
+    return bool(state) and state[0] not in (b"Z", b"X") and str(uid).encode() in uids
+
+
+def _status_field(status: bytes, name: bytes) -> list[bytes]:
+    """The words of one /proc/PID/status line (never the first line: that is `Name:`).
+
+    Called for every process on each sweep, so it looks up two lines instead of parsing all.
+    """
+    start = status.find(b"\n" + name)
+    if start < 0:
+        return []
+    end = status.find(b"\n", start + 1)
+    return status[start + 1 + len(name) : end if end >= 0 else len(status)].split()
 
 
 async def _kill_uid_processes(identity: _Identity) -> None:
