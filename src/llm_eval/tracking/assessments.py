@@ -21,6 +21,7 @@ from llm_eval.tracking.traces import TRACE_KEY_TAGS, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
+    from mlflow.entities import Feedback
 
     from llm_eval.schemas import TraceRow
 
@@ -32,23 +33,51 @@ TraceKey = tuple[str, ...]
 
 
 def log_verdicts(
-    client: MlflowClient, experiment_id: str, model: str, rows: Sequence[TraceRow]
+    client: MlflowClient,
+    experiment_id: str,
+    model: str,
+    rows: Sequence[TraceRow],
+    *,
+    use_sql_writes: bool = True,
 ) -> int:
-    """Log one assessment per row whose trace exists; returns how many were logged."""
+    """Log one assessment per row whose trace exists; returns how many were logged.
+
+    On MLflow's SQL store they are one bulk insert (`sql_writes`); elsewhere, or if that
+    fails, one `log_assessment` call each.
+    """
     traces = latest_run_traces(client, experiment_id, model)
-    logged = 0
-    for row in rows:
-        trace_id = traces.get(trace_key(row))
-        if trace_id is not None:
-            store.with_retry(partial(log_verdict, trace_id, row))
-            logged += 1
-    if rows and logged < len(rows):
+    feedback = [
+        verdict_feedback(traces[key], row) for row in rows if (key := trace_key(row)) in traces
+    ]
+    if feedback:
+        _write_feedback(client, feedback, use_sql_writes)
+    if rows and len(feedback) < len(rows):
         print(
-            f"note: {len(rows) - logged} of {len(rows)} verdicts of {model!r} have no tracked "
-            "trace to attach to (was tracking off for its run?)",
+            f"note: {len(rows) - len(feedback)} of {len(rows)} verdicts of {model!r} have no "
+            "tracked trace to attach to (was tracking off for its run?)",
             file=sys.stderr,
         )
-    return logged
+    return len(feedback)
+
+
+def _write_feedback(client: MlflowClient, feedback: list[Feedback], use_sql_writes: bool) -> None:
+    from llm_eval.tracking.sql_writes import sql_store, write_assessments
+
+    sql = sql_store(client) if use_sql_writes else None
+    if sql is not None:
+        try:
+            store.with_retry(partial(write_assessments, sql, feedback))
+            return
+        except Exception as exc:  # rolled back: one API call per assessment instead
+            print(f"warning: bulk assessment insert failed ({type(exc).__name__}); "
+                  "logging them through MLflow's API", file=sys.stderr)  # fmt: skip
+    from mlflow.tracing.client import TracingClient
+
+    tracing = TracingClient(client.tracking_uri)
+    for assessment in feedback:
+        trace_id = assessment.trace_id
+        assert trace_id is not None  # set by verdict_feedback
+        store.with_retry(partial(tracing.log_assessment, trace_id, assessment))
 
 
 def latest_run_traces(client: MlflowClient, experiment_id: str, model: str) -> dict[TraceKey, str]:
@@ -79,28 +108,29 @@ def latest_run_traces(client: MlflowClient, experiment_id: str, model: str) -> d
             return found
 
 
-def log_verdict(trace_id: str, row: TraceRow) -> None:
+def verdict_feedback(trace_id: str, row: TraceRow) -> Feedback:
     """One feedback: the verdict with its reason, or the error that left no verdict."""
-    import mlflow
-    from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType
+    from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, Feedback
 
     source = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=SOURCE_ID)
     if row.status == "error" or row.score is None:
         kind = row.error.kind if row.error else "unscored"
         message = redact(row.error.message)[:500] if row.error else "no verdict"
-        mlflow.log_feedback(
-            trace_id=trace_id,
+        feedback = Feedback(
             name=FEEDBACK_NAME,
             source=source,
             error=AssessmentError(error_code=kind, error_message=message),
         )
-        return
-    extracted = redact(row.score.extracted) if row.score.extracted else None
-    mlflow.log_feedback(
-        trace_id=trace_id,
-        name=FEEDBACK_NAME,
-        value=row.status == "correct",
-        source=source,
-        rationale=f"{row.score.method}: extracted {extracted!r}, expected {redact(row.answer)!r}",
-        metadata={"method": row.score.method, "scorer": row.scorer or ""},
-    )
+    else:
+        extracted = redact(row.score.extracted) if row.score.extracted else None
+        feedback = Feedback(
+            name=FEEDBACK_NAME,
+            value=row.status == "correct",
+            source=source,
+            rationale=(
+                f"{row.score.method}: extracted {extracted!r}, expected {redact(row.answer)!r}"
+            ),
+            metadata={"method": row.score.method, "scorer": row.scorer or ""},
+        )
+    feedback.trace_id = trace_id
+    return feedback

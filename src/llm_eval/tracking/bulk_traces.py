@@ -3,16 +3,17 @@
 `MlflowClient.start_trace` / `start_span` / `end_trace` cost about 30 ms of SQLite work per
 row (a transaction for the trace, one per span export), which made tracking a 2,000-row run
 take a minute. Here every row's spans (planned by `traces.plan_spans`) are built as MLflow
-`Span` entities offline and written with one `log_spans` call per batch, which creates the
-traces in the same transaction; the traces are then linked to the stage's run, 100 per call
-(the store's limit). Trace tags travel as `mlflow.traceTag.<key>` attributes of the root span,
-which the store turns into tags when it creates the trace.
+`Span` entities offline and written a batch at a time: on MLflow's SQL store as bulk inserts
+(`sql_writes`, one transaction per batch), elsewhere with one `log_spans` call per batch and
+`link_traces_to_run`, 100 per call (the store's limit). Trace tags also travel as
+`mlflow.traceTag.<key>` attributes of the root span, which is how `log_spans` receives them.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
     from mlflow.entities import Span
 
     from llm_eval.schemas import TraceRow
+    from llm_eval.tracking.sql_writes import TraceSpans
 
 BATCH_ROWS = 500
-"""Rows per `log_spans` call: one transaction each, small enough to keep memory flat."""
+"""Rows per write: one transaction each, small enough to keep memory flat."""
 
 LINKS_PER_CALL = 100
 """Traces per `link_traces_to_run` call (the store refuses more)."""
@@ -40,50 +42,70 @@ def log_rows_as_traces(
     rows: Sequence[TraceRow],
     *,
     shift_ns: Sequence[int] | None = None,
+    rng: random.Random | None = None,
+    use_sql_writes: bool = True,
 ) -> list[str]:
     """Log one trace per row, linked to `run_id`; returns the trace ids in row order.
 
     `shift_ns[i]` moves row i's times (simulated rows carry simulated clocks, see the caller).
+    On MLflow's SQL store the traces are bulk inserts (`sql_writes`); elsewhere, or if such a
+    write fails, they go through MLflow's `log_spans` (`use_sql_writes=False` forces that).
     """
-    from mlflow.tracing.client import TracingClient
+    from llm_eval.tracking.sql_writes import sql_store, write_traces
 
-    tracing = TracingClient(client.tracking_uri)
-    rng = random.SystemRandom()
+    rng = rng or random.SystemRandom()
+    store = sql_store(client) if use_sql_writes else None
+    artifact_root = client.get_experiment(experiment_id).artifact_location if store else ""
     trace_ids: list[str] = []
+    api_ids: list[str] = []  # traces still to link to the run through the API
     for start in range(0, len(rows), BATCH_ROWS):
-        spans: list[Span] = []
-        for index in range(start, min(start + BATCH_ROWS, len(rows))):
-            shift = shift_ns[index] if shift_ns is not None else 0
-            trace_id, row_spans = _row_spans(rows[index], experiment_id, rng, shift)
-            trace_ids.append(trace_id)
-            spans += row_spans
-        tracing.log_spans(experiment_id, spans)
-    for start in range(0, len(trace_ids), LINKS_PER_CALL):
-        client.link_traces_to_run(trace_ids[start : start + LINKS_PER_CALL], run_id)
+        traces = [
+            _row_trace(rows[index], experiment_id, rng, shift_ns[index] if shift_ns else 0)
+            for index in range(start, min(start + BATCH_ROWS, len(rows)))
+        ]
+        trace_ids += [trace.trace_id for trace in traces]
+        if store is not None:
+            try:
+                write_traces(store, experiment_id, artifact_root, run_id, traces)
+                continue
+            except Exception as exc:  # rolled back: MLflow's own API writes the same traces
+                print(f"warning: bulk trace insert failed ({type(exc).__name__}); "
+                      "logging traces through MLflow's API", file=sys.stderr)  # fmt: skip
+                store = None
+        _log_spans(client, experiment_id, [span for trace in traces for span in trace.spans])
+        api_ids += [trace.trace_id for trace in traces]
+    for start in range(0, len(api_ids), LINKS_PER_CALL):
+        client.link_traces_to_run(api_ids[start : start + LINKS_PER_CALL], run_id)
     return trace_ids
 
 
-def _row_spans(
-    row: TraceRow, experiment_id: str, rng: random.SystemRandom, shift_ns: int
-) -> tuple[str, list[Span]]:
+def _log_spans(client: MlflowClient, experiment_id: str, spans: list[Span]) -> None:
+    from mlflow.tracing.client import TracingClient
+
+    TracingClient(client.tracking_uri).log_spans(experiment_id, spans)
+
+
+def _row_trace(row: TraceRow, experiment_id: str, rng: random.Random, shift_ns: int) -> TraceSpans:
     from mlflow.tracing.constant import TRACE_REQUEST_ID_PREFIX
     from mlflow.tracing.utils import encode_trace_id
+
+    from llm_eval.tracking.sql_writes import TraceSpans
 
     plan = plan_spans(row)
     otel_trace_id = rng.getrandbits(128)
     trace_id = TRACE_REQUEST_ID_PREFIX + encode_trace_id(otel_trace_id)
     root_span_id = rng.getrandbits(64)
+    tags = {**plan.tags, "mlflow.traceName": plan.root.name}
     root_attributes = {
         "mlflow.experimentId": experiment_id,
-        **{TAG_PREFIX + key: value for key, value in plan.tags.items()},
-        TAG_PREFIX + "mlflow.traceName": plan.root.name,
+        **{TAG_PREFIX + key: value for key, value in tags.items()},
     }
     spans = [_span(plan.root, trace_id, otel_trace_id, root_span_id, None, shift_ns,
                    root_attributes)]  # fmt: skip
     for child in plan.children:
         span_id = rng.getrandbits(64)
         spans.append(_span(child, trace_id, otel_trace_id, span_id, root_span_id, shift_ns, {}))
-    return trace_id, spans
+    return TraceSpans(trace_id, spans, tags)
 
 
 def _span(

@@ -1,0 +1,270 @@
+"""Traces and assessments written to MLflow's SQL store as a few bulk inserts.
+
+MLflow's own `log_spans` and `log_feedback` spend about 3 ms and 2.5 ms of ORM work per row
+(a flush per trace, a SELECT-then-INSERT per tag, one transaction per assessment). For a
+2,000-row run that is longer than the run itself. Here the same rows are computed with
+MLflow's own helpers (span translation, previews, token and cost aggregation, tag
+validation, `SqlAssessments.from_mlflow_entity`) and inserted with one executemany per table
+in a single transaction, through the store's own engine and table definitions.
+
+`tests/tracking/test_sql_writes.py` writes the same traces and verdicts both ways and checks
+that every column of every table comes out the same, so an MLflow upgrade that changes what
+the store writes fails that test instead of leaving traces the UI reads differently. Stores
+this cannot write (a tracking server over HTTP, or SQL trace rollups switched on) get
+`None` from `sql_store`, and the callers use MLflow's API instead.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+    from mlflow.entities import Assessment, Span
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+
+@dataclass(frozen=True)
+class TraceSpans:
+    """One trace to write: its id, its spans (root first) and its tags."""
+
+    trace_id: str
+    spans: Sequence[Span]
+    tags: dict[str, str]
+
+
+def sql_store(client: MlflowClient) -> SqlAlchemyStore | None:
+    """The client's store when it is MLflow's SQL store and bulk writes keep it consistent."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    from mlflow.store.tracking.utils.sql_trace_rollups import rollups_enabled
+    from mlflow.tracing.client import TracingClient
+
+    store = TracingClient(client.tracking_uri).store
+    if isinstance(store, SqlAlchemyStore) and not rollups_enabled():
+        return store
+    return None
+
+
+def write_traces(
+    store: SqlAlchemyStore,
+    experiment_id: str,
+    artifact_root: str,
+    run_id: str,
+    traces: Sequence[TraceSpans],
+) -> None:
+    """Insert the traces, their spans and tags, and link them to `run_id`, in one transaction.
+
+    `artifact_root` is the experiment's artifact location (the traces' location tags).
+    """
+    from mlflow.store.db.db_types import MSSQL
+    from mlflow.store.tracking.dbmodels.models import (
+        SqlEntityAssociation,
+        SqlSpan,
+        SqlTraceInfo,
+        SqlTraceTag,
+    )
+    from sqlalchemy import insert
+
+    if not traces:
+        return
+    infos: list[dict[str, Any]] = []
+    tags: list[dict[str, Any]] = []
+    spans: list[dict[str, Any]] = []
+    links: list[dict[str, Any]] = []
+    ascii_only = store.db_type == MSSQL  # as `log_spans`: MSSQL's column is not Unicode
+    for trace in traces:
+        span_dicts = [_span_row(span, int(experiment_id), ascii_only) for span in trace.spans]
+        infos.append(_trace_info_row(trace, int(experiment_id), span_dicts))
+        tags += _tag_rows(trace, artifact_root)
+        spans += [row for row, _ in span_dicts]
+        links.append(_link_row(trace.trace_id, run_id))
+    with store.ManagedSessionMaker(read_only=False) as session:
+        store._validate_run_accessible(session, run_id)
+        session.execute(insert(SqlTraceInfo.__table__), infos)
+        session.execute(insert(SqlTraceTag.__table__), tags)
+        session.execute(insert(SqlSpan.__table__), spans)
+        session.execute(insert(SqlEntityAssociation.__table__), links)
+
+
+def write_assessments(store: SqlAlchemyStore, assessments: Sequence[Assessment]) -> None:
+    """Insert assessments on existing traces in one transaction (as `create_assessment` would)."""
+    from mlflow.store.tracking.dbmodels.models import SqlAssessments, SqlTraceInfo
+
+    if not assessments:
+        return
+    trace_ids = sorted({a.trace_id for a in assessments if a.trace_id is not None})
+    with store.ManagedSessionMaker(read_only=False) as session:
+        traces: dict[str, tuple[int, int]] = {}
+        for start in range(0, len(trace_ids), 500):  # stay under SQLite's variable limit
+            chunk = trace_ids[start : start + 500]
+            query = session.query(
+                SqlTraceInfo.request_id, SqlTraceInfo.experiment_id, SqlTraceInfo.timestamp_ms
+            ).filter(SqlTraceInfo.request_id.in_(chunk))
+            traces.update({trace_id: (exp, ts) for trace_id, exp, ts in query})
+        if missing := [trace_id for trace_id in trace_ids if trace_id not in traces]:
+            raise ValueError(f"assessments for traces not in the store: {missing[:3]}")
+        rows = []
+        for assessment in assessments:
+            row = SqlAssessments.from_mlflow_entity(assessment)
+            row.experiment_id, row.trace_timestamp_ms = traces[row.trace_id]
+            rows.append(row)
+        session.add_all(rows)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _span_row(
+    span: Span, experiment_id: int, ascii_only: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The `spans` row (as `log_spans` builds it) and the translated span it came from."""
+    from mlflow.store.tracking.sqlalchemy_store import _try_parse_json_string
+    from mlflow.store.tracking.utils.trace_analytics import (
+        bounded_model_dimension,
+        finite_float_or_none,
+    )
+    from mlflow.tracing.constant import SpanAttributeKey
+    from mlflow.tracing.otel.translation import translate_span_when_storing
+    from mlflow.tracing.utils import TraceJSONEncoder
+
+    span_dict = translate_span_when_storing(span)
+    attributes = span_dict.get("attributes", {})
+    cost: dict[str, Any] = {}
+    if raw_cost := attributes.get(SpanAttributeKey.LLM_COST):
+        try:
+            cost = json.loads(raw_cost)
+        except (TypeError, ValueError):
+            cost = {}
+    row = {
+        "trace_id": span.trace_id,
+        "experiment_id": experiment_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_id,
+        "name": span.name,
+        "type": span.span_type,
+        "status": span.status.status_code,
+        "start_time_unix_nano": span.start_time_ns,
+        "end_time_unix_nano": span.end_time_ns,
+        "content": json.dumps(span_dict, cls=TraceJSONEncoder, ensure_ascii=ascii_only),
+        "input_cost": finite_float_or_none(cost.get("input_cost")),
+        "output_cost": finite_float_or_none(cost.get("output_cost")),
+        "total_cost": finite_float_or_none(cost.get("total_cost")),
+        "model_name": bounded_model_dimension(
+            _try_parse_json_string(attributes.get(SpanAttributeKey.MODEL))
+        ),
+        "model_provider": bounded_model_dimension(
+            _try_parse_json_string(attributes.get(SpanAttributeKey.MODEL_PROVIDER))
+        ),
+    }
+    return row, span_dict
+
+
+def _trace_info_row(
+    trace: TraceSpans,
+    experiment_id: int,
+    span_rows: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+) -> dict[str, Any]:
+    """The `trace_info` row `log_spans` leaves for a trace it created from these spans."""
+    from mlflow.entities.span_status import SpanStatusCode
+    from mlflow.entities.trace_state import TraceState
+    from mlflow.store.tracking.sqlalchemy_store import _span_aggregation_node
+    from mlflow.store.tracking.utils.trace_analytics import (
+        COST_COLUMN_BY_KEY,
+        TOKEN_COLUMN_BY_KEY,
+        finite_float_or_none,
+        token_count_or_none,
+        validate_trace_name,
+    )
+    from mlflow.tracing.constant import SpanAttributeKey, TraceTagKey
+    from mlflow.tracing.utils import (
+        aggregate_cost_from_span_nodes,
+        aggregate_usage_from_span_nodes,
+    )
+    from mlflow.tracing.utils.truncation import _get_truncated_preview
+
+    root = next(span for span in trace.spans if span.parent_id is None)
+    root_dict = next(span_dict for row, span_dict in span_rows if row["parent_span_id"] is None)
+    start_ms = min(span.start_time_ns for span in trace.spans) // 1_000_000
+    end_ms = max(span.end_time_ns or span.start_time_ns for span in trace.spans) // 1_000_000
+    failed = root.status.status_code == SpanStatusCode.ERROR
+    attributes = root_dict.get("attributes", {})
+    row: dict[str, Any] = {
+        "request_id": trace.trace_id,
+        "experiment_id": experiment_id,
+        "timestamp_ms": start_ms,
+        "execution_time_ms": end_ms - start_ms,
+        "status": (TraceState.ERROR if failed else TraceState.OK).value,
+        "client_request_id": None,
+        "request_preview": None,
+        "response_preview": None,
+        # `log_spans` inserts 0 and bumps it once for the span write.
+        "db_payload_generation": 1,
+        "trace_name": validate_trace_name(trace.tags.get(TraceTagKey.TRACE_NAME)),
+        "session_id": None,
+    }
+    if inputs := attributes.get(SpanAttributeKey.INPUTS):
+        row["request_preview"] = _get_truncated_preview(inputs, role="user")
+    if outputs := attributes.get(SpanAttributeKey.OUTPUTS):
+        row["response_preview"] = _get_truncated_preview(outputs, role="assistant")
+    usage_nodes = [
+        _span_aggregation_node(
+            r["span_id"], r["parent_span_id"], d.get("attributes", {}), SpanAttributeKey.CHAT_USAGE
+        )
+        for r, d in span_rows
+    ]
+    cost_nodes = [
+        _span_aggregation_node(
+            r["span_id"], r["parent_span_id"], d.get("attributes", {}), SpanAttributeKey.LLM_COST
+        )
+        for r, d in span_rows
+    ]
+    usage = aggregate_usage_from_span_nodes(usage_nodes) or {}
+    for key, column in TOKEN_COLUMN_BY_KEY.items():
+        row[column] = token_count_or_none(usage.get(key))
+    cost = aggregate_cost_from_span_nodes(cost_nodes) or {}
+    for key, column in COST_COLUMN_BY_KEY.items():
+        row[column] = finite_float_or_none(cost.get(key))
+    return row
+
+
+def _tag_rows(trace: TraceSpans, artifact_root: str) -> list[dict[str, Any]]:
+    """Artifact location, spans location and the caller's tags, validated as MLflow does."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    from mlflow.tracing.constant import SpansLocation, TraceTagKey
+    from mlflow.utils.mlflow_tags import MLFLOW_ARTIFACT_LOCATION
+    from mlflow.utils.uri import append_to_uri_path
+    from mlflow.utils.validation import _validate_trace_tag
+
+    location = cast(Callable[..., str], append_to_uri_path)(
+        artifact_root,
+        SqlAlchemyStore.TRACE_FOLDER_NAME,
+        trace.trace_id,
+        SqlAlchemyStore.ARTIFACTS_FOLDER_NAME,
+    )
+    values = {
+        MLFLOW_ARTIFACT_LOCATION: location,
+        TraceTagKey.SPANS_LOCATION: SpansLocation.TRACKING_STORE.value,
+    }
+    for key, value in trace.tags.items():
+        if key != TraceTagKey.TRACE_NAME:
+            key, value = cast(Callable[..., tuple[str, str]], _validate_trace_tag)(key, value)
+            values[key] = value
+    return [{"request_id": trace.trace_id, "key": k, "value": v} for k, v in values.items()]
+
+
+def _link_row(trace_id: str, run_id: str) -> dict[str, Any]:
+    from mlflow.entities.entity_type import EntityAssociationType
+
+    return {
+        "association_id": uuid.uuid4().hex,
+        "source_type": EntityAssociationType.TRACE,
+        "source_id": trace_id,
+        "destination_type": EntityAssociationType.RUN,
+        "destination_id": run_id,
+        "created_time": time.time_ns() // 1_000_000,
+    }
