@@ -167,12 +167,13 @@ def execute_run(options: RunOptions) -> int:
     load_dotenv(config.root / ".env", override=False)
     check_api_keys(config, models)
     run_id = new_run_id()
+    output = options.output or default_output(config.root, run_id)
     progress = RichProgress()
     runner = EvaluationRunner(
         config,
         models,
         benchmarks,
-        options.output or default_output(config.root, run_id),
+        output,
         task_filter=TaskFilter(
             frozenset(options.include), frozenset(options.exclude), options.limit
         ),
@@ -184,26 +185,30 @@ def execute_run(options: RunOptions) -> int:
         progress=progress,
         run_id=run_id,
     )
-    live = start_live_traces(config.root)
+    live = start_live_traces(config.root, output)
     if live is not None:
         runner.on_row = live.add
     previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt)
+    finished = False
     try:
         summary = asyncio.run(runner.run())
+        finished = True
     finally:
         progress.stop()
         signal.signal(signal.SIGTERM, previous)
-        live_runs = live.close() if live is not None else None
+        # A finished run's trace file is complete: the child logs it as the stage.
+        live_logged = live.close(log_stage=finished) if live is not None else False
     code = _print_summary(summary, config.runner.fail_on_error)
-    from llm_eval.tracking import track_stage
+    if not live_logged:
+        from llm_eval.tracking import track_stage
 
-    if live is not None and live_runs is None:
-        print("warning: live trace logging failed; logging the traces now", file=sys.stderr)
-    track_stage("run", config_root=config.root, rows_paths=[summary.output], live_runs=live_runs)
+        if live is not None:
+            print("warning: live trace logging failed; logging the traces now", file=sys.stderr)
+        track_stage("run", config_root=config.root, rows_paths=[summary.output])
     return code
 
 
-def start_live_traces(config_root: Path) -> LiveTraces | None:
+def start_live_traces(config_root: Path, rows_path: Path) -> LiveTraces | None:
     """The live trace logger when tracking is on (and `LLM_EVAL_LIVE_TRACES` is not 0)."""
     from llm_eval.tracking import tracking_enabled
 
@@ -212,7 +217,7 @@ def start_live_traces(config_root: Path) -> LiveTraces | None:
     from llm_eval.tracking.live import LiveTraces
 
     try:
-        return LiveTraces(config_root)
+        return LiveTraces(config_root, rows_path)
     except OSError as exc:  # no child process: the traces are logged after the run instead
         print(f"warning: live trace logging unavailable: {exc}", file=sys.stderr)
         return None
