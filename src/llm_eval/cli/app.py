@@ -254,15 +254,23 @@ def serve_local(
 
 def main() -> None:
     """Console entry point: user errors print cleanly, without a traceback."""
+    from llm_eval.tracking import exit_process
+
     try:
         app()
+        code = 0
+    except SystemExit as exc:  # how click ends every command, with its exit code
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except ConfigError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
-        sys.exit(1)
+        code = 1
     except (UsageError, LlmEvalError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        code = 2
+    exit_process(code)
 
 
 if __name__ == "__main__":

@@ -211,9 +211,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    # Everything is committed and reported: skip the interpreter's teardown of MLflow's and
-    # SQLAlchemy's modules, which takes most of a second the parent would wait for.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    from llm_eval.tracking import exit_process
+
+    exit_process(main(sys.argv[1:]))
