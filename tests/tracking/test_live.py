@@ -11,10 +11,37 @@ import pytest
 from llm_eval.tracking import live
 
 
-def test_batches_are_full_or_flushed_after_a_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_backlog_goes_in_batches_of_at_most_the_backlog_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(live, "BATCH_ROWS", 3)
-    lines = io.StringIO("".join(f'{{"n": {i}}}\n' for i in range(7)))
-    sizes = [len(batch) for batch in live.batches(lines)]
+    monkeypatch.setattr(live, "BACKLOG_ROWS", 5)
+
+    class Waiting(io.StringIO):
+        """All lines arrive before the first batch is taken: a child that fell behind."""
+
+        def __iter__(self):  # type: ignore[override]
+            yield from (f'{{"n": {i}}}\n' for i in range(12))
+
+    sizes = []
+    for batch in live.batches(Waiting()):
+        time.sleep(0.05)  # the reader thread queues everything meanwhile
+        sizes.append(len(batch))
+    assert sum(sizes) == 12
+    assert max(sizes) <= 5 and sizes[0] >= 3
+    assert len(sizes) <= 3
+
+
+def test_batches_are_full_when_rows_trickle_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live, "BATCH_ROWS", 3)
+
+    class Trickle(io.StringIO):
+        def __iter__(self):  # type: ignore[override]
+            for i in range(7):
+                time.sleep(0.02)  # each line after the previous one was taken
+                yield f'{{"n": {i}}}\n'
+
+    sizes = [len(batch) for batch in live.batches(Trickle())]
     assert sizes == [3, 3, 1]
 
 

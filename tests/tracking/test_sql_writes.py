@@ -99,7 +99,8 @@ def table_rows(db: Path, table: str) -> list[tuple[Any, ...]]:
 
 def row_counts(db: Path) -> dict[str, int]:
     with sqlite3.connect(db) as connection:
-        tables = [t for (t,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        tables = [name for (name,) in connection.execute(query)]
         return {t: connection.execute(f"SELECT count(*) FROM '{t}'").fetchone()[0] for t in tables}
 
 

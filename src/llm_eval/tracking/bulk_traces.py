@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from mlflow.entities import Span
 
     from llm_eval.schemas import TraceRow
-    from llm_eval.tracking.sql_writes import TraceSpans
+    from llm_eval.tracking.sql_writes import SpanRecord, TraceSpans
 
 BATCH_ROWS = 500
 """Rows per write: one transaction each, small enough to keep memory flat."""
@@ -33,6 +33,9 @@ LINKS_PER_CALL = 100
 """Traces per `link_traces_to_run` call (the store refuses more)."""
 
 TAG_PREFIX = "mlflow.traceTag."
+
+TRACE_ID_PREFIX = "tr-"
+"""MLflow's trace id: this prefix and the OpenTelemetry trace id in 32 hex digits."""
 
 
 def log_rows_as_traces(
@@ -79,21 +82,18 @@ def log_rows_as_traces(
     return trace_ids
 
 
-def _log_spans(client: MlflowClient, experiment_id: str, spans: list[Span]) -> None:
+def _log_spans(client: MlflowClient, experiment_id: str, spans: list[SpanRecord]) -> None:
     from mlflow.tracing.client import TracingClient
 
-    TracingClient(client.tracking_uri).log_spans(experiment_id, spans)
+    TracingClient(client.tracking_uri).log_spans(experiment_id, [_mlflow_span(s) for s in spans])
 
 
 def _row_trace(row: TraceRow, experiment_id: str, rng: random.Random, shift_ns: int) -> TraceSpans:
-    from mlflow.tracing.constant import TRACE_REQUEST_ID_PREFIX
-    from mlflow.tracing.utils import encode_trace_id
-
     from llm_eval.tracking.sql_writes import TraceSpans
 
     plan = plan_spans(row)
     otel_trace_id = rng.getrandbits(128)
-    trace_id = TRACE_REQUEST_ID_PREFIX + encode_trace_id(otel_trace_id)
+    trace_id = TRACE_ID_PREFIX + f"{otel_trace_id:032x}"
     root_span_id = rng.getrandbits(64)
     tags = {**plan.tags, "mlflow.traceName": plan.root.name}
     root_attributes = {
@@ -116,13 +116,9 @@ def _span(
     parent_id: int | None,
     shift_ns: int,
     extra: dict[str, Any],
-) -> Span:
-    """One MLflow span entity; attribute values are JSON, as MLflow stores them."""
-    from mlflow.entities import Span
-    from mlflow.tracing.utils import build_otel_context
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.trace import Status, StatusCode
+) -> SpanRecord:
+    """One span; attribute values are JSON text, as MLflow stores them."""
+    from llm_eval.tracking.sql_writes import SpanRecord
 
     attributes = {
         "mlflow.traceRequestId": trace_id,
@@ -137,14 +133,38 @@ def _span(
         for key, value in attributes.items()
         if value is not None
     }
-    otel = ReadableSpan(
+    return SpanRecord(
+        trace_id=trace_id,
+        otel_trace_id=otel_trace_id,
+        span_id=span_id,
+        parent_id=parent_id,
         name=plan.name,
-        context=build_otel_context(otel_trace_id, span_id),
-        parent=build_otel_context(otel_trace_id, parent_id) if parent_id is not None else None,
-        start_time=plan.start_ns + shift_ns,
-        end_time=plan.end_ns + shift_ns,
+        span_type=plan.span_type,
+        start_ns=plan.start_ns + shift_ns,
+        end_ns=plan.end_ns + shift_ns,
+        error=plan.error,
         attributes=encoded,
-        status=Status(StatusCode.ERROR if plan.error else StatusCode.OK),
+    )
+
+
+def _mlflow_span(span: SpanRecord) -> Span:
+    """The span as an MLflow `Span` entity, for MLflow's `log_spans`."""
+    from mlflow.entities import Span
+    from mlflow.tracing.utils import build_otel_context
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import Status, StatusCode
+
+    context = build_otel_context(span.otel_trace_id, span.span_id)
+    parent = build_otel_context(span.otel_trace_id, span.parent_id) if span.parent_id else None
+    otel = ReadableSpan(
+        name=span.name,
+        context=context,
+        parent=parent,
+        start_time=span.start_ns,
+        end_time=span.end_ns,
+        attributes=span.attributes,
+        status=Status(StatusCode.ERROR if span.error else StatusCode.OK),
         resource=Resource.get_empty(),
     )
     return Span(otel)

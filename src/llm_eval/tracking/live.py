@@ -38,6 +38,9 @@ LOG_STAGE = "--log-stage--"
 DONE = "stage logged"
 """The child's last line once it logged the stage."""
 
+BACKLOG_ROWS = 1000
+"""Rows per batch at most when the child is behind (fewer transactions to catch up)."""
+
 BATCH_WAIT_S = 2.0
 """Longest a partial batch waits for more rows before the child writes it."""
 
@@ -117,7 +120,8 @@ class LiveTraces:
 
 
 def batches(lines: IO[str]) -> Iterator[list[str]]:
-    """Lines of `lines` in batches of up to BATCH_ROWS, a partial one after BATCH_WAIT_S."""
+    """Lines of `lines` in batches: BATCH_ROWS, or more (up to BACKLOG_ROWS) while more are
+    already waiting, or fewer once BATCH_WAIT_S has passed since the batch's first line."""
     pending: queue.SimpleQueue[str | None] = queue.SimpleQueue()
 
     def read() -> None:
@@ -139,7 +143,8 @@ def batches(lines: IO[str]) -> Iterator[list[str]]:
             return
         if line.strip():
             batch.append(line)
-        if len(batch) >= BATCH_ROWS or (batch and time.monotonic() >= deadline):
+        full = len(batch) >= BACKLOG_ROWS or (len(batch) >= BATCH_ROWS and pending.empty())
+        if full or (batch and time.monotonic() >= deadline):
             yield batch
             batch = []
             deadline = time.monotonic() + BATCH_WAIT_S
