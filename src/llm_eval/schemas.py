@@ -37,6 +37,12 @@ class _Strict(BaseModel):
 # --------------------------------------------------------------------------- config
 
 
+PRICE_AND_LABEL_FIELDS = frozenset(
+    {"label", "input_cost_per_mtok", "output_cost_per_mtok", "price_source"}
+)
+"""Model fields that change neither the requests nor the answers."""
+
+
 class ModelConfig(_Strict):
     """One model configuration: which provider, which model string, which settings."""
 
@@ -57,6 +63,9 @@ class ModelConfig(_Strict):
     )
     input_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M prompt tokens.")
     output_cost_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens.")
+    price_source: str | None = Field(
+        None, description="Where and when the two prices were read (shown in the report)."
+    )
     max_concurrency: int | None = Field(
         None, gt=0, description="Most calls in flight to this model (a one-slot local server: 1)."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -339,6 +340,26 @@ def test_cost_says_whether_it_was_configured_or_looked_up() -> None:
     assert "$0.5000 (configured)" in _table_line(summary, "a")
     assert "$0.2500 (partial) (price table)" in _table_line(summary, "b")
     assert configured.plus(looked_up).cost_source == "mixed"
+
+
+def test_configured_prices_and_their_source_are_in_the_run_metadata(config_copy: Path) -> None:
+    from llm_eval.cli.report import suite_facts
+
+    params = config_copy / "params.yaml"
+    text = params.read_text(encoding="utf-8").replace(
+        '"OpenRouter listing, via models.dev, 2026-07-02"', '"a price page read 2026-12-01"', 1
+    )
+    params.write_text(text, encoding="utf-8")
+    facts = suite_facts(config_copy)
+    assert facts is not None
+    prices = facts[1]
+    expected = "$0.435 / $0.87 (a price page read 2026-12-01)"
+    assert prices["openrouter-deepseek-v4-pro-none"] == expected
+    assert "mock-varied" not in prices  # no prices configured: nothing claimed
+    rows = [support_row(model="openrouter-deepseek-v4-pro-none", task_id="t1")]
+    meta = _section(render_report(rows, title="t", prices=prices), "Run metadata")
+    assert "USD per million tokens in / out" in meta
+    assert "**openrouter-deepseek-v4-pro-none**: $0.435 / $0.87 (a price page read" in meta
 
 
 def test_plot_records_leave_an_unknown_cost_unknown() -> None:

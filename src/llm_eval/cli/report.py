@@ -10,12 +10,21 @@ from llm_eval.runner.trace_io import dump_json, read_many
 from llm_eval.schemas import TraceRow
 
 
-def expected_task_counts(config_root: Path) -> dict[str, int] | None:
-    """Task counts per benchmark from the config, to spot missing rows; None if no config."""
+def suite_facts(config_root: Path) -> tuple[dict[str, int], dict[str, str]] | None:
+    """From the config: task counts per benchmark (to spot missing rows) and each priced
+    model's configured prices with their source; None if there is no valid config."""
     from llm_eval.config.validation import validate
 
     report = validate(str(config_root))
-    return dict(report.task_counts) if report.config is not None else None
+    if report.config is None:
+        return None
+    prices = {
+        name: f"${model.input_cost_per_mtok:g} / ${model.output_cost_per_mtok:g}"
+        + (f" ({model.price_source})" if model.price_source else "")
+        for name, model in report.config.models.items()
+        if model.input_cost_per_mtok is not None and model.output_cost_per_mtok is not None
+    }
+    return dict(report.task_counts), prices
 
 
 def execute_report(
@@ -44,12 +53,16 @@ def execute_report(
         chart_paths = {
             name: os.path.relpath(path, output.parent.resolve()) for name, path in written.items()
         }
+    facts = suite_facts(config_root)
+    present = {row.benchmark for row in rows}
+    models = {row.model for row in rows}
     text = render_report(
         rows,
         title=title,
         chart_paths=chart_paths,
-        expected_tasks=_expected(rows, config_root),
+        expected_tasks={b: n for b, n in facts[0].items() if b in present} if facts else None,
         provenance=provenance(config_root),
+        prices={m: p for m, p in facts[1].items() if m in models} if facts else None,
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
@@ -94,14 +107,6 @@ def provenance(config_root: Path) -> dict[str, str]:
                 digest.update(path.read_bytes())
     found["suite_version"] = digest.hexdigest()[:12]
     return found
-
-
-def _expected(rows: list[TraceRow], config_root: Path) -> dict[str, int] | None:
-    counts = expected_task_counts(config_root)
-    if counts is None:
-        return None
-    present = {row.benchmark for row in rows}
-    return {name: count for name, count in counts.items() if name in present}
 
 
 def _track_report(

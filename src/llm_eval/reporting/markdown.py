@@ -126,12 +126,14 @@ def render_report(
     chart_paths: Mapping[str, str] | None = None,
     expected_tasks: Mapping[str, int] | None = None,
     provenance: Mapping[str, str] | None = None,
+    prices: Mapping[str, str] | None = None,
 ) -> str:
     """The full Markdown report for a set of scored trace rows.
 
     `chart_paths` maps chart names (`language-accuracy`, ...) to paths relative to the
     report; `expected_tasks` maps benchmark names to task counts, to flag missing tasks;
-    `provenance` (git commit, suite version) goes into the run metadata section.
+    `provenance` (git commit, suite version) and `prices` (model -> its configured prices
+    and their source) go into the run metadata section.
     """
     if not rows:
         return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
@@ -148,7 +150,7 @@ def render_report(
     if chart_paths:
         sections.append(_charts_section(chart_paths))
     sections.append(_failures_section(frame))
-    sections.append(_metadata_section(rows, provenance or {}))
+    sections.append(_metadata_section(rows, provenance or {}, prices or {}))
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
 
 
@@ -583,8 +585,11 @@ def _tool_use_section(rows: Sequence[TraceRow]) -> str:
 # --------------------------------------------------------------------------- metadata
 
 
-def _metadata_section(rows: Sequence[TraceRow], provenance: Mapping[str, str]) -> str:
-    """When and from what the results came: dates, commit, suite version, model settings."""
+def _metadata_section(
+    rows: Sequence[TraceRow], provenance: Mapping[str, str], prices: Mapping[str, str]
+) -> str:
+    """When and from what the results came: dates, commit, suite version, model settings,
+    configured prices."""
     real = sorted(row.finished_at[:10] for row in rows if not row.simulated and row.finished_at)
     dates = f"{real[0]} to {real[-1]}" if real and real[0] != real[-1] else (real or ["—"])[0]
     lines = ["## Run metadata", ""]
@@ -608,4 +613,7 @@ def _metadata_section(rows: Sequence[TraceRow], provenance: Mapping[str, str]) -
         }
         shown = ", ".join(f"`{key}={value}`" for key, value in settings.items()) or "—"
         lines.append(f"- **{escape(model)}** ({row.provider}): {redact(shown)}")
+    if prices:
+        lines += ["", "Configured prices, USD per million tokens in / out (params.yaml):", ""]
+        lines += [f"- **{escape(m)}**: {escape(redact(p))}" for m, p in sorted(prices.items())]
     return "\n".join(lines)

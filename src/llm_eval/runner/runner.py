@@ -37,6 +37,7 @@ from llm_eval.runner.trace_io import (
     write_rows,
 )
 from llm_eval.schemas import (
+    PRICE_AND_LABEL_FIELDS,
     CallRecord,
     ErrorInfo,
     ModelConfig,
@@ -488,7 +489,7 @@ class EvaluationRunner:
 
 
 def _settings(model: ModelConfig, default_max_tokens: int) -> dict[str, Any]:
-    settings = model.model_dump(exclude={"label", "input_cost_per_mtok", "output_cost_per_mtok"})
+    settings = model.model_dump(exclude=set(PRICE_AND_LABEL_FIELDS))
     settings["max_tokens"] = model.max_tokens or default_max_tokens
     # Settings are stored in every row: a secret value pasted into extra_params must not be.
     redacted: dict[str, Any] = json.loads(redact(json.dumps(settings, ensure_ascii=False)))
