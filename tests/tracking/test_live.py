@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import time
 from pathlib import Path
 
@@ -90,3 +91,37 @@ def test_an_error_row_is_a_failed_trace_with_an_error_assessment(tmp_path: Path)
     assert right.name == "correct" and right.value is True
     (failed,) = by_task["bad"].info.assessments
     assert failed.value is None and failed.error.error_code == "timeout"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("finished", [True, False])
+def test_the_child_logs_the_stage_only_for_a_finished_run(
+    config_copy: Path, monkeypatch: pytest.MonkeyPatch, finished: bool
+) -> None:
+    """A real child process and SQLite store: traces always, the stage's metrics and table
+    only when the run finished (an interrupted run's file is not a result)."""
+    from mlflow import MlflowClient
+
+    from tests.support.rows import make_row
+
+    for name in [name for name in os.environ if name.startswith(("MLFLOW_", "DVC_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("LLM_EVAL_TRACKING", "1")
+    rows = [make_row(model="mock-varied", benchmark="sample_logic", task_id=f"t{i}")
+            for i in range(3)]  # fmt: skip
+    trace_file = config_copy / "t.jsonl"
+    trace_file.write_text("".join(row.model_dump_json() + "\n" for row in rows), "utf-8")
+    child = live.LiveTraces(config_copy, trace_file)
+    for row in rows:
+        child.add(row)
+    assert child.close(log_stage=finished) is finished
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{config_copy / 'mlruns' / 'mlflow.db'}")
+    (experiment,) = [e for e in client.search_experiments() if e.name != "Default"]
+    runs = client.search_runs([experiment.experiment_id], "tags.`llm_eval.model` = 'mock-varied'")
+    (run,) = runs
+    traces = client.search_traces(locations=[experiment.experiment_id], run_id=run.info.run_id)
+    assert len(traces) == 3
+    assert ("strict_accuracy" in run.data.metrics) is finished
+    assert (run.data.tags.get("llm_eval.traces") == "live") is finished
+    assert run.info.status == ("FINISHED" if finished else "KILLED")

@@ -4,7 +4,7 @@ Writing a trace costs the store work per row; done after the run, that was most 
 tracking added to it. Here `run` starts `LiveTraces` before the first request: each finished
 row goes, through a feeder thread and a pipe, to a child process
 (`python -m llm_eval.tracking.live`) that creates the model's MLflow run on its first row and
-writes traces in batches (taking the store lock per batch), on the machine's other core.
+writes traces in batches (taking the store lock per batch), at a lower scheduling priority.
 When the run ends the child logs what is left, then the stage itself (metrics, task table,
 artifacts, read from the finished trace file) into those same runs, so the `run` command
 never imports MLflow. If the child fails, the run is not affected: the command calls
@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -61,15 +62,9 @@ class LiveTraces:
         pipeline = env.get(ENV_PIPELINE_ID) or invocation_id()
         if pipeline:
             env[ENV_PIPELINE_ID] = pipeline
+        command = [sys.executable, "-m", "llm_eval.tracking.live", str(config_root), stage]
         self._process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llm_eval.tracking.live",
-                str(config_root),
-                stage,
-                str(rows_path),
-            ],  # fmt: skip
+            [*command, str(rows_path)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -188,6 +183,9 @@ def follow(config_root: Path, stage: str, lines: IO[str]) -> tuple[dict[str, str
                     if model not in runs:
                         runs[model] = open_model_run(client, ctx, exp_id, parent, model, group[0])
                     log_traces(client, exp_id, runs[model], group)
+        if not log_stage:  # the run was interrupted: its MLflow runs end as killed
+            for run_id in runs.values():
+                store.with_retry(partial(client.set_terminated, run_id, "KILLED"))
     return runs, log_stage
 
 
