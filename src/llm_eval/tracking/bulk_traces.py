@@ -2,10 +2,10 @@
 
 `MlflowClient.start_trace` / `start_span` / `end_trace` cost about 30 ms of SQLite work per
 row (a transaction for the trace, one per span export), which made tracking a 2,000-row run
-take a minute. Here every row's spans (planned by `traces.plan_spans`) are built as MLflow
-`Span` entities offline and written a batch at a time: on MLflow's SQL store as bulk inserts
-(`sql_writes`, one transaction per batch), elsewhere with one `log_spans` call per batch and
-`link_traces_to_run`, 100 per call (the store's limit). Trace tags also travel as
+take a minute. Here every row's spans (planned by `traces.plan_spans`) are built offline as
+span records (`sql_writes.SpanRecord`) and written a batch at a time: on MLflow's SQL store
+as bulk inserts (`sql_writes`, one transaction per batch), elsewhere with one `log_spans` call
+per batch and `link_traces_to_run`, 100 per call (the store's limit). Trace tags also travel as
 `mlflow.traceTag.<key>` attributes of the root span, which is how `log_spans` receives them.
 """
 
@@ -156,7 +156,9 @@ def _mlflow_span(span: SpanRecord) -> Span:
     from opentelemetry.trace import Status, StatusCode
 
     context = build_otel_context(span.otel_trace_id, span.span_id)
-    parent = build_otel_context(span.otel_trace_id, span.parent_id) if span.parent_id else None
+    parent = (
+        None if span.parent_id is None else build_otel_context(span.otel_trace_id, span.parent_id)
+    )
     otel = ReadableSpan(
         name=span.name,
         context=context,
