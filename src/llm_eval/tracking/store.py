@@ -129,8 +129,7 @@ def _ready_client(client: MlflowClient) -> MlflowClient:
 def use_write_ahead_log(uri: str) -> None:
     """Switch a local SQLite store to write-ahead logging (it stays so: the mode is stored in
     the file). A commit then appends to the log instead of rewriting pages under a rollback
-    journal, which makes the per-trace assessment writes about a third faster, and readers
-    such as `mlflow ui` no longer block a stage that writes."""
+    journal, and readers such as `mlflow ui` no longer block a stage that writes."""
     import sqlite3
 
     if not uri.startswith("sqlite:///"):

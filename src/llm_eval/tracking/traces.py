@@ -2,9 +2,8 @@
 call, with the start times and durations the row recorded.
 
 `plan_spans` is pure (rows in, span plans out) so the timing and message mapping is testable
-without MLflow; `log_row_trace` replays a plan through `MlflowClient.start_trace` /
-`start_span` / `end_span` / `end_trace`, linked to the stage's run (`run_id=`). Every text
-goes through `llm_eval.redaction.redact` first.
+without MLflow; `bulk_traces` writes the plans, linked to the stage's run. Every text goes
+through `llm_eval.redaction.redact` first.
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ from typing import TYPE_CHECKING, Any
 from llm_eval.redaction import redact
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-
     from llm_eval.schemas import CallRecord, TraceRow
 
 NS = 1_000_000_000
@@ -211,9 +208,9 @@ def _root_attributes(row: TraceRow) -> dict[str, Any]:
 
 
 TRACE_KEY_TAGS = ("llm_eval.benchmark", "llm_eval.task_id", "llm_eval.epoch")
-"""The tags a trace is found by: few, since each costs a database write per trace (the
-model is the linked run's; category and the run's provisional verdict are attributes of the
-root span; the verdict of record is the `correct` assessment)."""
+"""The tags a trace is found by: few, since each is a stored row per trace (the model is the
+linked run's; category and the run's provisional verdict are attributes of the root span;
+the verdict of record is the `correct` assessment)."""
 
 
 def _trace_tags(row: TraceRow) -> dict[str, str]:
@@ -223,42 +220,3 @@ def _trace_tags(row: TraceRow) -> dict[str, str]:
 def trace_key(row: TraceRow) -> tuple[str, str, str]:
     """The values of `TRACE_KEY_TAGS` for a row's trace."""
     return (row.benchmark, row.task_id, str(row.epoch))
-
-
-def log_row_trace(client: MlflowClient, experiment_id: str, run_id: str, row: TraceRow) -> str:
-    """Log one row as an MLflow trace linked to `run_id`; returns the trace id."""
-    plan = plan_spans(row)
-    root = client.start_trace(
-        plan.root.name,
-        span_type=plan.root.span_type,
-        inputs=plan.root.inputs,
-        attributes=plan.root.attributes,
-        tags=plan.tags,
-        experiment_id=experiment_id,
-        start_time_ns=plan.root.start_ns,
-        run_id=run_id,
-    )
-    for child in plan.children:
-        span = client.start_span(
-            child.name,
-            trace_id=root.trace_id,
-            parent_id=root.span_id,
-            span_type=child.span_type,
-            inputs=child.inputs,
-            attributes=child.attributes,
-            start_time_ns=child.start_ns,
-        )
-        client.end_span(
-            root.trace_id,
-            span.span_id,
-            outputs=child.outputs,
-            status="ERROR" if child.error else "OK",
-            end_time_ns=child.end_ns,
-        )
-    client.end_trace(
-        root.trace_id,
-        outputs=plan.root.outputs,
-        status="ERROR" if plan.root.error else "OK",
-        end_time_ns=plan.root.end_ns,
-    )
-    return root.trace_id
