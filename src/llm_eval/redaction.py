@@ -50,6 +50,11 @@ def redact(text: str, extra_secrets: list[str] | None = None) -> str:
     return text
 
 
+def error_line(exc: BaseException, limit: int = 500) -> str:
+    """`Type: message` of an exception for a one-line warning: first line, cut, redacted."""
+    return redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:limit])
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a setting or variable name suggests a secret value."""
     return bool(_SECRET_NAME.search(name))

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from llm_eval.redaction import redact
+from llm_eval.redaction import error_line
 from llm_eval.tracking.context import ENV_SWITCH, read_params, tracking_enabled
 
 __all__ = ["ENV_SWITCH", "exit_process", "track_stage", "tracking_enabled"]
@@ -69,7 +69,7 @@ def track_stage(
             live_runs=live_runs,
         )
     except Exception as exc:  # tracking must never fail a stage
-        message = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+        message = error_line(exc)
         print(f"warning: MLflow tracking of stage {stage!r} failed: {message}", file=sys.stderr)
         return []
 

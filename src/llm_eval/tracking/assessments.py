@@ -61,16 +61,13 @@ def log_verdicts(
 
 
 def _write_feedback(client: MlflowClient, feedback: list[Feedback], use_sql_writes: bool) -> None:
-    from llm_eval.tracking.sql_writes import sql_store, write_assessments
+    from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
 
     sql = sql_store(client) if use_sql_writes else None
     if sql is not None:
-        try:
-            store.with_retry(partial(write_assessments, sql, feedback))
+        write = partial(store.with_retry, partial(write_assessments, sql, feedback))
+        if bulk_write(write, "assessment"):
             return
-        except Exception as exc:  # rolled back: one API call per assessment instead
-            print(f"warning: bulk assessment insert failed ({type(exc).__name__}); "
-                  "logging them through MLflow's API", file=sys.stderr)  # fmt: skip
     from mlflow.tracing.client import TracingClient
 
     tracing = TracingClient(client.tracking_uri)

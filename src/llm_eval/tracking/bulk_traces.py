@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.tracking.traces import SpanPlan, plan_spans
@@ -54,7 +54,7 @@ def log_rows_as_traces(
     On MLflow's SQL store the traces are bulk inserts (`sql_writes`); elsewhere, or if such a
     write fails, they go through MLflow's `log_spans` (`use_sql_writes=False` forces that).
     """
-    from llm_eval.tracking.sql_writes import sql_store, write_traces
+    from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_traces
 
     rng = rng or random.SystemRandom()
     store = sql_store(client) if use_sql_writes else None
@@ -68,13 +68,10 @@ def log_rows_as_traces(
         ]
         trace_ids += [trace.trace_id for trace in traces]
         if store is not None:
-            try:
-                write_traces(store, experiment_id, artifact_root, run_id, traces)
+            write = partial(write_traces, store, experiment_id, artifact_root, run_id, traces)
+            if bulk_write(write, "trace"):
                 continue
-            except Exception as exc:  # rolled back: MLflow's own API writes the same traces
-                print(f"warning: bulk trace insert failed ({type(exc).__name__}); "
-                      "logging traces through MLflow's API", file=sys.stderr)  # fmt: skip
-                store = None
+            store = None  # MLflow's API writes this batch and the rest
         _log_spans(client, experiment_id, [span for trace in traces for span in trace.spans])
         api_ids += [trace.trace_id for trace in traces]
     for start in range(0, len(api_ids), LINKS_PER_CALL):

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from llm_eval.redaction import redact
+from llm_eval.redaction import error_line
 
 if TYPE_CHECKING:
     from llm_eval.schemas import TraceRow
@@ -175,12 +175,12 @@ def follow(config_root: Path, stage: str, lines: IO[str]) -> tuple[dict[str, str
                 else:
                     rows.append(TraceRow.model_validate_json(line))
             with store.store_lock(store.lock_directory(ctx)):
-                parent = store.parent_run_id(client, exp_id, ctx)
                 by_model: dict[str, list[TraceRow]] = {}
                 for row in rows:
                     by_model.setdefault(row.model, []).append(row)
                 for model, group in by_model.items():
-                    if model not in runs:
+                    if model not in runs:  # the parent run is looked up once per model
+                        parent = store.parent_run_id(client, exp_id, ctx)
                         runs[model] = open_model_run(client, ctx, exp_id, parent, model, group[0])
                     log_traces(client, exp_id, runs[model], group)
         if not log_stage:  # the run was interrupted: its MLflow runs end as killed
@@ -200,7 +200,7 @@ def main(argv: list[str]) -> int:
     try:
         runs, log_stage = follow(config_root, stage, sys.stdin)
     except Exception as exc:  # the parent falls back to logging the traces itself
-        message = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+        message = error_line(exc)
         print(f"warning: live trace logging failed: {message}", file=sys.stderr)
         for _ in sys.stdin:  # drain, so the parent's feeder never blocks on a full pipe
             pass

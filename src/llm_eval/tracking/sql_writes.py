@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -65,6 +66,18 @@ def sql_store(client: MlflowClient) -> SqlAlchemyStore | None:
     if isinstance(store, SqlAlchemyStore) and not rollups_enabled():
         return store
     return None
+
+
+def bulk_write(write: Callable[[], object], what: str) -> bool:
+    """Run one bulk insert; False, with a warning, if it failed (its transaction is rolled
+    back) and the caller must write the same rows through MLflow's API instead."""
+    try:
+        write()
+        return True
+    except Exception as exc:
+        print(f"warning: bulk {what} insert failed ({type(exc).__name__}); "
+              f"logging the {what}s through MLflow's API", file=sys.stderr)  # fmt: skip
+        return False
 
 
 def write_traces(
