@@ -82,23 +82,16 @@ PROVENANCE_PATHS = ("src", "configs", "data", "params.yaml", "dvc.yaml")
 def provenance(config_root: Path) -> dict[str, str]:
     """The last commit of the code and settings, and a digest of the suite (configs/, data/)."""
     import hashlib
-    import subprocess
+
+    from llm_eval.tracking.context import git_output
 
     found: dict[str, str] = {}
-    try:
-        # The last commit that changed what results depend on, not HEAD: committing the
-        # results themselves must not change the report that describes them.
-        done = subprocess.run(
-            ["git", "log", "-1", "--format=%h", "--abbrev=12", "--", *PROVENANCE_PATHS],
-            cwd=config_root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        if done.returncode == 0 and done.stdout.strip():
-            found["git_commit"] = done.stdout.strip()
-    except OSError:
-        pass
+    # The last commit that changed what results depend on, not HEAD: committing the results
+    # themselves must not change the report that describes them.
+    commit = git_output(config_root, "log", "-1", "--format=%h", "--abbrev=12", "--",
+                        *PROVENANCE_PATHS)  # fmt: skip
+    if commit:
+        found["git_commit"] = commit
     digest = hashlib.sha256()
     for folder in ("configs", "data"):
         for path in sorted((config_root / folder).rglob("*")):

@@ -111,14 +111,17 @@ def store_locations(root: Path) -> tuple[str, str | None]:
 
 def git_commit(cwd: Path) -> str | None:
     """`git rev-parse HEAD` in `cwd`; None without git or without a commit."""
+    return git_output(cwd, "rev-parse", "HEAD")
+
+
+def git_output(cwd: Path, *args: str) -> str | None:
+    """The stripped output of `git ARGS` in `cwd`; None if git is missing, fails or says nothing."""
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
-        )
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None
+    output = done.stdout.strip()
+    return output if done.returncode == 0 and output else None
 
 
 def invocation_id() -> str:
