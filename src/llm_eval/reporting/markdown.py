@@ -8,6 +8,7 @@ only formats. Formatting is uniform: accuracy as a percent with one decimal, int
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.redaction import is_secret_name, redact
@@ -138,13 +139,13 @@ def render_report(
     if not rows:
         return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
     frame = tb.rows_frame(rows)
-    # The paired tests (a bootstrap per pair of models) serve the bottom line and their own
-    # section: computed once.
-    paired = tb.paired_table(frame)
+    # The per-model table, the paired tests (a bootstrap per pair of models) and the suite's
+    # resolution serve the bottom line and their own sections: each computed once.
+    shared = _Shared(tb.model_table(frame), tb.paired_table(frame), _suite_resolution(frame))
     sections = [
         _header(frame, title),
-        _bottom_line_section(frame, paired),
-        *_body_sections(frame, expected_tasks, paired),
+        _bottom_line_section(shared),
+        *_body_sections(frame, expected_tasks, shared),
         _tool_use_section(rows),
     ]
     if chart_paths:
@@ -154,16 +155,28 @@ def render_report(
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What more than one section shows, computed once per report."""
+
+    models: pd.DataFrame
+    """`tables.model_table`: one row per model over the whole suite."""
+    paired: pd.DataFrame
+    """`tables.paired_table`: one row per pair of models."""
+    resolution: str
+    """The suite's minimum detectable difference, as a sentence."""
+
+
 def _body_sections(
-    frame: pd.DataFrame, expected: Mapping[str, int] | None, paired: pd.DataFrame
+    frame: pd.DataFrame, expected: Mapping[str, int] | None, shared: _Shared
 ) -> list[str]:
     """Every table section between the header and the charts, in report order."""
     builders: list[Callable[[], str]] = [
         lambda: _suite_section(frame, expected),
-        lambda: _summary_section(frame),
+        lambda: _summary_section(shared.models),
         lambda: _aimo3_section(frame),
         lambda: _coverage_section(frame, expected),
-        lambda: _paired_section(frame, paired),
+        lambda: _paired_section(shared),
         lambda: _epoch_section(frame),
         lambda: _category_section(frame),
         lambda: _difficulty_section(frame),
@@ -222,13 +235,13 @@ def _missing_note(r: Mapping[str, Any], expected: Mapping[str, int] | None) -> s
     return f" ({missing} missing)" if missing > 0 else ""
 
 
-def _summary_section(frame: pd.DataFrame) -> str:
+def _summary_section(models: pd.DataFrame) -> str:
     """One row per model over the whole suite: accuracy, tokens, latency, cost."""
     headers = [
         "Model", "Correct / total", "Accuracy", "Tokens", "Reasoning tokens",
         "Avg latency", "p50 latency", "p95 latency", "Cost",
     ]  # fmt: skip
-    body = [_summary_row(r) for r in tb.model_table(frame).to_dict("records")]
+    body = [_summary_row(r) for r in models.to_dict("records")]
     note = (
         "Latency is measured over answered rows; tokens and cost over all rows. A cost is "
         "`configured` (the model's `input_cost_per_mtok` / `output_cost_per_mtok` in "
@@ -313,8 +326,9 @@ def _incomplete_note(models: Sequence[str]) -> str:
     )
 
 
-def _paired_section(frame: pd.DataFrame, table: pd.DataFrame) -> str:
+def _paired_section(shared: _Shared) -> str:
     """Paired McNemar and bootstrap comparison for every pair of models."""
+    table = shared.paired
     if table.empty:
         return ""
     headers = [
@@ -325,7 +339,7 @@ def _paired_section(frame: pd.DataFrame, table: pd.DataFrame) -> str:
     note = (
         "Rows are paired on benchmark, task and epoch over the whole suite; a pair is left "
         "out when either row is an error. The difference interval is a paired bootstrap "
-        "(2000 resamples, seed 0). " + _suite_resolution(frame)
+        "(2000 resamples, seed 0). " + shared.resolution
     )
     return "## Paired comparisons\n\n" + md_table(headers, body) + "\n\n" + note
 
@@ -511,9 +525,9 @@ def _list_cell(value: Any) -> str:
 # --------------------------------------------------------------------------- bottom line
 
 
-def _bottom_line_section(frame: pd.DataFrame, paired_table: pd.DataFrame) -> str:
+def _bottom_line_section(shared: _Shared) -> str:
     """Models ranked by strict accuracy, and which neighbours the paired test tells apart."""
-    table = tb.model_table(frame).sort_values(
+    table = shared.models.sort_values(
         ["strict_accuracy", "display"], ascending=[False, True], kind="stable"
     )
     records = table.to_dict("records")
@@ -523,7 +537,7 @@ def _bottom_line_section(frame: pd.DataFrame, paired_table: pd.DataFrame) -> str
         lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy")
     if len(records) < 2:
         return "\n".join(lines)
-    comparisons = paired_table.to_dict("records")
+    comparisons = shared.paired.to_dict("records")
     paired = {frozenset((p["model_a"], p["model_b"])): p for p in comparisons}
     lines.append("")
     for upper, lower in zip(records, records[1:], strict=False):
@@ -538,7 +552,7 @@ def _bottom_line_section(frame: pd.DataFrame, paired_table: pd.DataFrame) -> str
                 "treat them as tied on this suite"
             )
         lines.append(f"- {escape(upper['display'])} ahead of {escape(lower['display'])}: {verdict}")
-    lines += ["", _suite_resolution(frame)]
+    lines += ["", shared.resolution]
     return "\n".join(lines)
 
 
