@@ -279,6 +279,10 @@ Task = SingleTurnTask | MultiTurnTask | ToolCallingTask
 # --------------------------------------------------------------------------- traces
 
 
+CostSource = Literal["configured", "price table", "mixed"]
+"""Where a cost came from: the model's prices in params.yaml, LiteLLM's table, or both."""
+
+
 class Usage(BaseModel):
     """Token and cost accounting of one or more calls; unknown stays None, never 0."""
 
@@ -287,7 +291,7 @@ class Usage(BaseModel):
     reasoning_tokens: int | None = None
     total_tokens: int | None = None
     cost_usd: float | None = None
-    cost_source: Literal["configured", "price table", "mixed"] | None = None
+    cost_source: CostSource | None = None
     """Where `cost_usd` came from: the model's prices in params.yaml, or LiteLLM's table."""
 
     def plus(self, other: Usage) -> Usage:
@@ -308,10 +312,7 @@ class Usage(BaseModel):
         )
 
 
-def _merged_source(
-    first: Literal["configured", "price table", "mixed"] | None,
-    second: Literal["configured", "price table", "mixed"] | None,
-) -> Literal["configured", "price table", "mixed"] | None:
+def _merged_source(first: CostSource | None, second: CostSource | None) -> CostSource | None:
     if first is None or first == second:
         return second
     return first if second is None else "mixed"
