@@ -64,10 +64,8 @@ def _write_feedback(client: MlflowClient, feedback: list[Feedback], use_sql_writ
     from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
 
     sql = sql_store(client) if use_sql_writes else None
-    if sql is not None:
-        write = partial(store.with_retry, partial(write_assessments, sql, feedback))
-        if bulk_write(write, "assessment"):
-            return
+    if sql is not None and bulk_write(partial(write_assessments, sql, feedback), "assessment"):
+        return
     from mlflow.tracing.client import TracingClient
 
     tracing = TracingClient(client.tracking_uri)

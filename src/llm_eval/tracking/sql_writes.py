@@ -69,10 +69,13 @@ def sql_store(client: MlflowClient) -> SqlAlchemyStore | None:
 
 
 def bulk_write(write: Callable[[], object], what: str) -> bool:
-    """Run one bulk insert; False, with a warning, if it failed (its transaction is rolled
-    back) and the caller must write the same rows through MLflow's API instead."""
+    """Run one bulk insert, again while the database is locked (`store.with_retry`: each try
+    is one transaction, rolled back when it fails); False, with a warning, if it still failed
+    and the caller must write the same rows through MLflow's API instead."""
+    from llm_eval.tracking.store import with_retry
+
     try:
-        write()
+        with_retry(write)
         return True
     except Exception as exc:
         print(f"warning: bulk {what} insert failed ({type(exc).__name__}); "
