@@ -109,8 +109,13 @@ def test_courtesy_lines_are_passed_over() -> None:
 
 
 def test_last_line_records_a_follow_up_question() -> None:
-    assert extract_answer("Γιάννης\nΘέλεις να σου εξηγήσω;").question
+    assert extract_answer("Δεν το λέει καθαρά το μήνυμα\nΘέλεις να σου εξηγήσω;").question
     assert not extract_answer("Γιάννης").question
+
+
+def test_a_short_first_line_before_a_follow_up_question_is_the_answer() -> None:
+    extraction = extract_answer("Γιάννης\nΘέλεις να σου εξηγήσω;")
+    assert (extraction.answer, extraction.rule) == ("Γιάννης", "first_line")
 
 
 @pytest.mark.parametrize(

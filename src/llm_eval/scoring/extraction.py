@@ -3,7 +3,8 @@
 Models state their answer in a handful of ways; we look for them from the most explicit to
 the least: a marker ("Final answer:", "Απάντηση:", ...) or a `\\boxed{}` (whichever comes
 last in the text, since a model's last statement is its conclusion), then the last
-`**bold**` span, then the last non-empty line. Reasoning in `<think>` blocks is dropped
+`**bold**` span, then a short first line or sentence that the rest explains (when the last
+line is commentary, not an answer), then the last non-empty line. Reasoning in `<think>` blocks is dropped
 first so that a thought such as "maybe the answer is 41" can never be extracted.
 """
 
@@ -14,9 +15,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from llm_eval.scoring.normalize import LATEX_TEXT_RE
+from llm_eval.scoring.commitment import first_line_answer
+from llm_eval.scoring.normalize import LATEX_TEXT_RE, tokens
 
-ExtractionRule = Literal["marker", "boxed", "bold", "last_line", "empty"]
+ExtractionRule = Literal["marker", "boxed", "bold", "first_line", "last_line", "empty"]
+
+EXPLICIT_RULES = frozenset({"marker", "boxed", "bold", "first_line"})
+"""Rules that find an answer the reply commits to, as opposed to whatever its last line says."""
 
 _THINK_BLOCK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
 _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
@@ -319,4 +324,13 @@ def extract_answer(response: str) -> Extraction:
     if bold is not None:
         return Extraction(clean_answer(bold), "bold", text)
     line = _last_line(text)
-    return Extraction(clean_answer(line), "last_line", text, question=_ends_with_question(line))
+    asks = _ends_with_question(line)
+    if asks or len(tokens(line)) > _ANSWER_LINE_TOKENS:
+        first = first_line_answer(text)
+        if first is not None and clean_answer(first):
+            return Extraction(clean_answer(first), "first_line", text)
+    return Extraction(clean_answer(line), "last_line", text, question=asks)
+
+
+_ANSWER_LINE_TOKENS = 5
+"""A last line longer than this is commentary; a short first line may then be the answer."""

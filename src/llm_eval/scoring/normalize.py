@@ -398,6 +398,23 @@ _GREEK_NUMBER_WORDS: dict[str, int] = {
     "ενενηντα": 90,
     "εκατο": 100,
     "εκατον": 100,
+    "χιλια": 1000,
+    "χιλιεσ": 1000,
+} | {
+    # Hundreds take the gender of what they count: διακόσια, διακόσιες, διακόσιοι, διακοσίων.
+    f"{stem}{ending}": value
+    for value, stems in (
+        (200, ("διακοσ",)),
+        (300, ("τριακοσ",)),
+        (400, ("τετρακοσ",)),
+        (500, ("πεντακοσ",)),
+        (600, ("εξακοσ",)),
+        (700, ("επτακοσ", "εφτακοσ")),
+        (800, ("οκτακοσ", "οχτακοσ")),
+        (900, ("εννιακοσ", "εννεακοσ")),
+    )
+    for stem in stems
+    for ending in ("ια", "ιεσ", "ιοι", "ιων", "ιουσ")
 }
 _ENGLISH_UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -421,6 +438,8 @@ _NUMBER_SKELETONS: dict[str, int] = {
     next(iter(skeletons(word))): value for word, value in _GREEK_NUMBER_WORDS.items()
 }
 _TENS = frozenset({20, 30, 40, 50, 60, 70, 80, 90})
+# Words that multiply what comes before them ("three hundred", "δύο χιλιάδες").
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "χιλιαδεσ": 1000, "xiliades": 1000}
 
 
 @lru_cache(maxsize=65536)
@@ -438,20 +457,52 @@ def word_value(token: str) -> int | None:
 
 
 def number_words(words: tuple[str, ...]) -> list[int]:
-    """Numbers spelled out in a token sequence, composing tens and units ("τριάντα οχτώ")."""
+    """Numbers spelled out in a token sequence, composed as they are said.
+
+    "τριάντα οχτώ" is 38, "τριακόσια είκοσι" 320, "δύο χιλιάδες πεντακόσια" 2500, "three
+    hundred and twenty" 320; two numbers that cannot compose ("δύο τρία") stay two.
+    """
     values: list[int] = []
-    pending: int | None = None
-    for word in words:
-        value = word_value(word)
-        if pending is not None and value is not None and _composes(pending, value):
-            pending += value
+    total: int | None = None  # the number being read, thousands included
+    group = 0  # its part below one thousand
+    for index, word in enumerate(words):
+        multiplier = _MULTIPLIERS.get(word)
+        if multiplier is not None and (total is not None or multiplier == 1000):
+            total, group = _multiply(total, group, multiplier)
             continue
-        if pending is not None:
-            values.append(pending)
-        pending = value
-    if pending is not None:
-        values.append(pending)
+        value = word_value(word)
+        if value is None and word in ("and", "και") and total is not None and group >= 100:
+            following = words[index + 1] if index + 1 < len(words) else ""
+            if (nxt := word_value(following)) is not None and _composes(group, nxt):
+                continue  # "three hundred and twenty"
+        if total is not None and value is not None and _continues(total, group, value):
+            total, group = total + value, group + value
+            continue
+        if total is not None:
+            values.append(total)
+        # "χίλια" opens a number whose part below a thousand is still to come.
+        total, group = (value, value % 1000) if value is not None else (None, 0)
+    if total is not None:
+        values.append(total)
     return values
+
+
+def _multiply(total: int | None, group: int, multiplier: int) -> tuple[int, int]:
+    """Apply "hundred" or "thousand" to the number read so far."""
+    if total is None:
+        return multiplier, 0 if multiplier == 1000 else multiplier
+    if multiplier == 100:
+        thousands = total - group
+        group = max(group, 1) * 100
+        return thousands + group, group
+    return (total - group) + max(group, 1) * 1000, 0
+
+
+def _continues(total: int, group: int, value: int) -> bool:
+    """Whether `value` continues the number read so far ("χίλια" + "διακόσια" + "είκοσι")."""
+    if total >= 1000 and group == 0:
+        return value < 1000
+    return _composes(group, value)
 
 
 def _composes(head: int, tail: int) -> bool:

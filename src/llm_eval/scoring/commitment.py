@@ -1,0 +1,227 @@
+"""What a reply commits to as its answer, apart from the reasons it gives for it.
+
+A reply that explains itself names other candidates: the day that was changed, the amounts a
+total is made of, the person who is *not* coming. Those are reasons, not answers, and must not
+veto the answer. This module
+- splits an answer span into clauses and finds its *head*: the first clause that offers
+  something (a clause that only rejects, "όχι την Τρίτη", is passed over) before the asides
+  (parentheses, dashes, semicolons, a new sentence, a reason or contrast clause);
+- tells which words a clause sets aside: what a negation governs ("δεν πάει στη Λάρισα"),
+  the old value of a change ("μεταφέρθηκε από την Τρίτη"), what was only the first plan
+  ("αρχικά", "initially");
+- finds a short first line or sentence offered as the answer before its explanation;
+- recognises a hedge in the asides ("412 (or possibly 413)", "Mia (possibly Kate)").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from llm_eval.scoring.normalize import fold, tokens
+
+# Where an aside starts: a bracket, a dash between words, a semicolon or Greek ano teleia,
+# or a comma before a reason or contrast word. A new sentence starts one too (see
+# `split_clauses`). Commas and full stops inside numbers ("12,10", "1.200") do not.
+_REASON_WORDS = (
+    "γιατι επειδη αφου καθωσ διοτι οχι ουτε αλλα ενω αντι οπωσ που οποιοσ οποια οποιο "
+    "αν μετα πριν ομωσ μα εκτοσ αρχικα since because as not but while whereas instead "
+    "rather which who unlike after before although though except originally initially "
+    "previously nor"
+)
+_REASON_WORD_SET = frozenset(_REASON_WORDS.split())
+_BREAK_RE = re.compile(
+    r"\s*[()\[\]]\s*"  # brackets
+    r"|\s+[-—–]+\s+|\s*[—–]+\s*"  # a dash between words
+    r"|\s*[;·\u0387]\s*"  # semicolon, ano teleia
+    r"|(?<!\d)[.!?](?=\s|$)|(?<=\d)[.!?](?=\s|$)"  # a sentence end
+    r"|\n+"
+)
+_COMMA_RE = re.compile(r"(?<!\d),|,(?!\d)")
+# Words that set aside what follows them in their clause.
+NEGATORS = frozenset(
+    {"δεν", "δε", "μη", "μην", "οχι", "ουτε", "den", "oxi", "ochi", "ohi", "oute",
+     "not", "no", "never", "nor", "neither", "isnt", "wasnt", "doesnt", "dont", "didnt",
+     "wont", "arent", "cannot", "αντι", "anti", "instead", "rather"}
+)  # fmt: skip
+# A clause about the first plan or the old value describes what no longer holds.
+_SUPERSEDED = frozenset(
+    {"αρχικα", "αρχικη", "αρχικο", "αρχικοσ", "αρχικεσ", "αρχικων", "initially",
+     "originally", "previously", "earlier", "formerly", "prin", "arxika", "προηγουμενο",
+     "προηγουμενη", "παλια", "παλιο", "old", "original", "ακυρωθηκε", "ακυρωνεται",
+     "cancelled", "canceled"}
+)  # fmt: skip
+# After a verb of change, "από X" / "from X" names the old value: X is set aside.
+_CHANGE_STEMS = (
+    "μεταφερ", "μετατεθ", "μεταθε", "αλλαξ", "αλλαζ", "αλλαγ", "μετακινη", "αναβλη",
+    "metafer", "allax", "moved", "move", "chang", "switch", "resched", "postpon",
+    "shifted", "πηγε", "περασ", "πεφτει", "εpεσε", "επεσε", "μειωθ", "κατεβ", "ανεβ",
+    "dropped", "drops", "reduced", "went", "lowered", "raised",
+)  # fmt: skip
+_FROM = frozenset({"απο", "apo", "from"})
+_TO = frozenset({"σε", "στο", "στη", "στην", "στον", "στα", "στισ", "στουσ", "to", "into",
+                 "se", "sto", "sti", "stin", "ston", "για", "gia", "for"})  # fmt: skip
+# Words that open a hedge when an aside offers another candidate after them.
+HEDGE_CUES = frozenset(
+    {"or", "ή", "η", "eite", "either", "ειτε", "possibly", "maybe", "perhaps", "probably",
+     "ισωσ", "μπορει", "πιθανον", "πιθανωσ", "πιθανα", "isos", "mporei", "alternatively",
+     "εναλλακτικα", "otherwise", "αλλιωσ"}
+)  # fmt: skip
+# "or" and "ή" are plain disjunctions; the others hedge only together with a candidate.
+_DISJUNCTIONS = frozenset({"or", "ή", "ειτε", "either", "eite"})
+_PREAMBLE = frozenset(
+    {"ασ", "let", "lets", "sure", "okay", "ok", "βεβαιωσ", "φυσικα", "εντασει", "εντaξει",
+     "εντάξει", "well", "so", "first", "step", "βημα", "here", "εδω", "αναλυση", "analysis",
+     "solution", "λυση", "σκεψη", "thinking", "given", "we", "to", "γεια", "hi", "hello",
+     "καλη", "καλησπερα", "ασ δουμε", "note", "σημειωση", "συμφωνα", "according", "based"}
+)  # fmt: skip
+_SHORT_ANSWER_TOKENS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of an answer span: its text, its tokens and which of them it sets aside."""
+
+    text: str
+    words: tuple[str, ...]
+    aside: frozenset[int]
+    """Positions (in `words`) of words the clause rejects, changes from or supersedes."""
+
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The clause's words that it does not set aside."""
+        return tuple(w for i, w in enumerate(self.words) if i not in self.aside)
+
+
+def _segments(span: str) -> list[str]:
+    """`span` cut at brackets, dashes, semicolons and sentence ends, then at reason commas."""
+    pieces: list[str] = []
+    for part in _BREAK_RE.split(span):
+        if not part or not part.strip():
+            continue
+        start = 0
+        for comma in _COMMA_RE.finditer(part):
+            following = tokens(part[comma.end() : comma.end() + 40])
+            if following and following[0] in _REASON_WORD_SET:
+                pieces.append(part[start : comma.start()])
+                start = comma.end()
+        pieces.append(part[start:])
+    return [piece for piece in pieces if tokens(piece)]
+
+
+@lru_cache(maxsize=16384)
+def split_clauses(span: str) -> tuple[Clause, ...]:
+    """The clauses of `span`, each with the words it sets aside."""
+    return tuple(_clause(piece) for piece in _segments(span))
+
+
+def _clause(text: str) -> Clause:
+    words = tokens(text)
+    return Clause(text, words, frozenset(set_aside(words)))
+
+
+def set_aside(words: Sequence[str]) -> set[int]:
+    """Positions of the words a clause rejects: after a negation, the old value of a change,
+    and every word of a clause about the first plan."""
+    if any(word in _SUPERSEDED for word in words):
+        return set(range(len(words)))
+    aside: set[int] = set()
+    negated = changed = in_from = False
+    for index, word in enumerate(words):
+        if word in NEGATORS:
+            negated = True
+            continue
+        if word.startswith(_CHANGE_STEMS):
+            changed = True
+        if changed and word in _FROM:
+            in_from = True
+            continue
+        if in_from and word in _TO:
+            in_from = False
+        if negated or in_from:
+            aside.add(index)
+    return aside
+
+
+def head_clause(span: str) -> Clause | None:
+    """The first clause of `span` that offers a word it does not set aside."""
+    for clause in split_clauses(span):
+        if any(word not in _FILLER for word in clause.offered):
+            return clause
+    return None
+
+
+_FILLER = frozenset(
+    {"απαντηση", "answer", "τελικα", "τελικη", "final", "λοιπον", "ειναι", "is", "the", "η",
+     "ο", "το", "οι", "τα", "την", "τον", "a", "an", "it", "its"}
+)  # fmt: skip
+
+
+def head_text(span: str) -> str:
+    """The text of the head clause of `span` ("" when no clause offers anything)."""
+    head = head_clause(span)
+    return head.text.strip() if head is not None else ""
+
+
+def offered_words(span: str) -> tuple[str, ...]:
+    """Every word of `span` that its clause does not set aside."""
+    return tuple(word for clause in split_clauses(span) for word in clause.offered)
+
+
+def aside_hedge(span: str, head: str, is_candidate: object) -> str | None:
+    """A hedge outside the head: a cue ("or", "possibly", "ίσως") followed closely by another
+    candidate. `is_candidate(word)` says which words count; returns the word, or None."""
+    assert callable(is_candidate)
+    head_words = set(tokens(head))
+    for clause in split_clauses(span):
+        if clause.text.strip() == head.strip():
+            continue
+        words = _disjunction_words(clause.text)
+        for index, word in enumerate(words):
+            if word not in HEDGE_CUES:
+                continue
+            # A plain "or" hedges only at the start of an aside ("(or 413)"): inside a
+            # reason ("ήταν στο γραφείο ή στο σπίτι") it is part of the reason.
+            if word in _DISJUNCTIONS and index > 1:
+                continue
+            for follower in words[index + 1 : index + 4]:
+                if follower not in head_words and is_candidate(follower):
+                    return follower
+    return None
+
+
+def _disjunction_words(text: str) -> tuple[str, ...]:
+    """Tokens of `text` with the accented "ή" (or) kept apart from the article "η"."""
+    marked = re.sub(r"(?<![^\W_])[ήἤ](?![^\W_])", " or ", text.casefold())
+    return tokens(marked)
+
+
+def first_line_answer(text: str) -> str | None:
+    """A short first line or first sentence that the rest of the reply explains.
+
+    "**Τετάρτη**\\n\\nΗ Τρίτη ήταν η αρχική μέρα…" and "Γαλάτσι. Η Άννα δεν περνάει…" commit
+    to their first words. A preamble ("Ας δούμε.", "Sure!"), a heading that ends in a colon,
+    a question or a line of working ("48 + 37 = 85") is not an answer.
+    """
+    lines = [line for line in text.strip().splitlines() if tokens(line)]
+    if not lines:
+        return None
+    first = lines[0].strip().lstrip("#>*-• ").strip()
+    candidate = first if len(lines) > 1 else None
+    if candidate is None or len(tokens(candidate)) > _SHORT_ANSWER_TOKENS:
+        sentence = re.match(r"(.+?[^\s.])[.!](?:\s|$)", first)
+        rest = first[sentence.end() :] if sentence else ""
+        if sentence is None or not tokens(rest):
+            return None
+        candidate = sentence.group(1)
+    words = tokens(candidate)
+    if not words or len(words) > _SHORT_ANSWER_TOKENS:
+        return None
+    stripped = candidate.strip().rstrip("*_ ")
+    if stripped.endswith((":", "：", "?", ";")) or any(c in candidate for c in "=+×÷→"):
+        return None
+    if fold(words[0]) in _PREAMBLE:
+        return None
+    return candidate
