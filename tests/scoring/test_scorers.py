@@ -588,9 +588,11 @@ def test_diaeresis_and_iso_843_forms(response: str, answer: str, correct: bool) 
         ("Ξεκινά 12/05 και κρατά τρεις μέρες, άρα η τελευταία μέρα είναι 14/05.", True),
         ("Αρχικά 07:30, με καθυστέρηση μιάμιση ώρα: 09:00", True),
         ("It starts at 18:20, so 19:10", True),
+        # A decoy inside a parenthetical reason is a reason, not a second answer.
+        ("19:10 (φεύγει 18:20)", True),
         # Without a conclusion, or with the decoy after it, the decoy is still offered.
         ("19:10 ή 18:20", False),
-        ("19:10 (φεύγει 18:20)", False),
+        ("19:10 (ή ίσως 18:20)", False),
         ("άρα 19:10 ή 18:20", False),
         ("19:10 = 18:20", False),
     ],

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from llm_eval.scoring.normalize import fold, tokens
+from llm_eval.scoring.sentences import sentence_end, split_sentences
 
 # Where an aside starts: a bracket, a dash between words, a semicolon or Greek ano teleia,
 # or a comma before a reason or contrast word. A new sentence starts one too (see
@@ -36,7 +37,6 @@ _BREAK_RE = re.compile(
     r"\s*[()\[\]]\s*"  # brackets
     r"|\s+[-—–]+\s+|\s*[—–]+\s*"  # a dash between words
     r"|\s*[;·\u0387]\s*"  # semicolon, ano teleia
-    r"|(?<!\d)[.!?](?=\s|$)|(?<=\d)[.!?](?=\s|$)"  # a sentence end
     r"|\n+"
 )
 _COMMA_RE = re.compile(r"(?<!\d),|,(?!\d)")
@@ -65,12 +65,13 @@ _TO = frozenset({"σε", "στο", "στη", "στην", "στον", "στα", "
                  "se", "sto", "sti", "stin", "ston", "για", "gia", "for"})  # fmt: skip
 # Words that open a hedge when an aside offers another candidate after them.
 HEDGE_CUES = frozenset(
-    {"or", "ή", "η", "eite", "either", "ειτε", "possibly", "maybe", "perhaps", "probably",
-     "ισωσ", "μπορει", "πιθανον", "πιθανωσ", "πιθανα", "isos", "mporei", "alternatively",
+    {"or", "eite", "either", "ειτε", "possibly", "maybe", "perhaps", "probably",
+     "ισωσ", "μπορει", "μπορουσε", "πιθανον", "πιθανωσ", "πιθανα", "isos", "mporei",
+     "could", "might", "may", "alternatively",
      "εναλλακτικα", "otherwise", "αλλιωσ"}
 )  # fmt: skip
 # "or" and "ή" are plain disjunctions; the others hedge only together with a candidate.
-_DISJUNCTIONS = frozenset({"or", "ή", "ειτε", "either", "eite"})
+_DISJUNCTIONS = frozenset({"or", "ειτε", "either", "eite"})
 _PREAMBLE = frozenset(
     {"ασ", "let", "lets", "sure", "okay", "ok", "βεβαιωσ", "φυσικα", "εντασει", "εντaξει",
      "εντάξει", "well", "so", "first", "step", "βημα", "here", "εδω", "αναλυση", "analysis",
@@ -98,7 +99,8 @@ class Clause:
 def _segments(span: str) -> list[str]:
     """`span` cut at brackets, dashes, semicolons and sentence ends, then at reason commas."""
     pieces: list[str] = []
-    for part in _BREAK_RE.split(span):
+    parts = [sentence for part in _BREAK_RE.split(span) if part for sentence in split_sentences(part)]
+    for part in parts:
         if not part or not part.strip():
             continue
         start = 0
@@ -146,11 +148,31 @@ def set_aside(words: Sequence[str]) -> set[int]:
 
 
 def head_clause(span: str) -> Clause | None:
-    """The first clause of `span` that offers a word it does not set aside."""
-    for clause in split_clauses(span):
-        if any(word not in _FILLER for word in clause.offered):
-            return clause
-    return None
+    """The clause of `span` that commits: the last one that says "finally" ("τελικά"), or
+    else the first that offers a word it does not set aside."""
+    offering = [c for c in split_clauses(span) if any(w not in _FILLER for w in c.offered)]
+    final = [c for c in offering if _FINALLY & set(c.words)]
+    if final:
+        return final[-1]
+    return offering[0] if offering else None
+
+
+_FINALLY = frozenset({"τελικα", "finally", "eventually", "telika", "ultimately"})
+
+
+def gloss_after_head(span: str, head: str) -> str | None:
+    """The aside right after the head when it is a short gloss ("on the bus (λεωφορείο)")."""
+    clauses = split_clauses(span)
+    texts = [clause.text.strip() for clause in clauses]
+    if head.strip() not in texts:
+        return None
+    index = texts.index(head.strip())
+    if index + 1 >= len(clauses):
+        return None
+    gloss = clauses[index + 1]
+    if gloss.aside or len(gloss.words) > _SHORT_ANSWER_TOKENS:
+        return None
+    return gloss.text
 
 
 _FILLER = frozenset(
@@ -186,10 +208,19 @@ def aside_hedge(span: str, head: str, is_candidate: object) -> str | None:
             # reason ("ήταν στο γραφείο ή στο σπίτι") it is part of the reason.
             if word in _DISJUNCTIONS and index > 1:
                 continue
-            for follower in words[index + 1 : index + 4]:
+            # The next few words that can carry an answer ("θα μπορούσε να είναι και η Χ").
+            followers = [w for w in words[index + 1 : index + 8] if w not in _FILLER_AFTER_CUE]
+            for follower in followers[:3]:
                 if follower not in head_words and is_candidate(follower):
                     return follower
     return None
+
+
+_FILLER_AFTER_CUE = frozenset(
+    {"να", "ειναι", "και", "κι", "η", "ο", "το", "οι", "τα", "την", "τον", "τη", "στο", "στη",
+     "στην", "στον", "be", "it", "is", "the", "a", "an", "also", "even", "be", "was", "have",
+     "been", "να", "ηταν", "θα", "na", "kai", "einai", "i", "o", "to"}
+)  # fmt: skip
 
 
 def _disjunction_words(text: str) -> tuple[str, ...]:
@@ -211,11 +242,10 @@ def first_line_answer(text: str) -> str | None:
     first = lines[0].strip().lstrip("#>*-• ").strip()
     candidate = first if len(lines) > 1 else None
     if candidate is None or len(tokens(candidate)) > _SHORT_ANSWER_TOKENS:
-        sentence = re.match(r"(.+?[^\s.])[.!](?:\s|$)", first)
-        rest = first[sentence.end() :] if sentence else ""
-        if sentence is None or not tokens(rest):
+        end = sentence_end(first)
+        if end is None or not tokens(first[end.end() :]):
             return None
-        candidate = sentence.group(1)
+        candidate = first[: end.start()]
     words = tokens(candidate)
     if not words or len(words) > _SHORT_ANSWER_TOKENS:
         return None

@@ -17,6 +17,7 @@ from typing import Literal
 
 from llm_eval.scoring.commitment import first_line_answer
 from llm_eval.scoring.normalize import LATEX_TEXT_RE, tokens
+from llm_eval.scoring.sentences import sentence_end
 
 ExtractionRule = Literal["marker", "boxed", "bold", "first_line", "last_line", "empty"]
 
@@ -55,20 +56,6 @@ _MARKER_BEFORE = 16
 _MARKER_AFTER = 48
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BOLD_RE = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*|__(?!\s)(.+?)(?<!\s)__")
-# The marker's answer ends at the end of its sentence; a full stop inside a number ("1.5")
-# or an abbreviation glued to the next word does not end it.
-_SENTENCE_END_RE = re.compile(r"(?<=\S)[.!?;](?=\s|$)")
-# Titles and abbreviations whose full stop does not end a sentence ("κ. Δημητρακοπούλου",
-# "Mr. Hoffmann", "π.χ."); compared accent- and case-insensitively, without their dots.
-_ABBREVIATIONS = frozenset(
-    {
-        *("κ", "κα", "κκ", "κος", "κυρ", "δρ", "δρα", "καθ", "οδ", "αρ", "τηλ", "λεωφ"),
-        *("πλ", "αγ", "στ", "σελ", "βλ", "δηλ", "πχ", "κλπ", "κτλ", "κλ", "λπ"),
-        *("mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "mt", "no", "vs", "etc", "eg"),
-        "ie",
-    }
-)
-_WORD_BEFORE_DOT_RE = re.compile(r"([^\W\d_]+(?:\.[^\W\d_]+)*)$")
 _EMPHASIS_EDGES_RE = re.compile(r"^[*_]+(?=\S)|(?<=\S)[*_]+$")
 _HAS_WORD_RE = re.compile(r"[^\W_]")
 
@@ -208,33 +195,12 @@ def _answer_from_tail(tail: str) -> str:
     boxed = boxed_spans(tail)
     if boxed:
         return boxed[-1][1]
-    end = _sentence_end(tail)
+    end = sentence_end(tail)
     bold = _BOLD_RE.search(tail)
     # Bold inside the marker's first sentence is the answer itself ("είναι: **Χ**.").
     if bold and (end is None or bold.start() < end.start()):
         return bold.group(1) or bold.group(2)
     return tail[: end.start()] if end else tail
-
-
-def _sentence_end(text: str) -> re.Match[str] | None:
-    """The first sentence end in `text` that is not the dot of a title or abbreviation."""
-    for match in _SENTENCE_END_RE.finditer(text):
-        if match.group(0) == "." and match.end() < len(text.rstrip()):
-            word = _WORD_BEFORE_DOT_RE.search(text, 0, match.start())
-            if word and (_is_abbreviation(word.group(1)) or _is_initial(word.group(1))):
-                continue
-        return match
-    return None
-
-
-def _is_initial(word: str) -> bool:
-    """A capital initial ("Ν. Κρήνη", "Γ. Παππάς", "J. Smith"), not the end of a sentence."""
-    return len(word) == 1 and word.isupper()
-
-
-def _is_abbreviation(word: str) -> bool:
-    folded = "".join(c for c in unicodedata.normalize("NFD", word.casefold()) if c.isalpha())
-    return folded in _ABBREVIATIONS
 
 
 def clean_answer(text: str) -> str:

@@ -385,6 +385,11 @@ _CONCLUSION_RE = re.compile(
 )
 
 
+def conclusion_of(text: str) -> str | None:
+    """What follows the last conclusion marker ("=", "άρα", "so", ...) of `text`, if any."""
+    return _conclusion(text)
+
+
 def _conclusion(text: str) -> str | None:
     """What follows the last conclusion marker in `text`, or None if it has none."""
     ends = [match.end() for match in _CONCLUSION_RE.finditer(text)]

@@ -36,6 +36,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
+from llm_eval.scoring.commitment import aside_hedge, gloss_after_head, head_text
 from llm_eval.scoring.extraction import (
     Extraction,
     boxed_spans,
@@ -47,7 +48,9 @@ from llm_eval.scoring.matchers import (
     answer_content,
     answer_date,
     answer_number,
+    STOPWORDS,
     competing_candidate,
+    conclusion_of,
     content_tokens,
     covers,
     dates_in,
@@ -85,6 +88,7 @@ from llm_eval.scoring.numeric import (
     stated_reading,
 )
 from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
+from llm_eval.scoring.sentences import split_sentences
 
 Scorer = Callable[[str, AnswerKey], ScoreResult]
 """A scorer: `(response, answer key) -> verdict`; registered with `@register_scorer`."""
@@ -110,6 +114,26 @@ class Context:
     def extracted(self) -> str:
         """The extracted final answer, "" for an empty response."""
         return self.extraction.answer or ""
+
+    @cached_property
+    def span(self) -> str:
+        """The span offered as the answer: the extracted answer, or the last sentence of a
+        last line that is commentary (its conclusion)."""
+        if not self.searches_raw:
+            return self.extracted
+        sentences = [s for s in split_sentences(self.extracted) if tokens(s)]
+        return sentences[-1] if sentences else self.extracted
+
+    @cached_property
+    def head(self) -> str:
+        """The committed part of the span: before its reasons and asides."""
+        return head_text(self.span) or self.span
+
+    @cached_property
+    def conclusion_head(self) -> str:
+        """The head of what follows the span's last conclusion marker ("άρα", "so"), or ""."""
+        conclusion = conclusion_of(self.span)
+        return head_text(conclusion) if conclusion and conclusion != self.span else ""
 
     @cached_property
     def answer_tokens(self) -> tuple[str, ...]:
@@ -176,19 +200,18 @@ def search(
     what: str,
     near: Callable[[str], bool] | None = None,
 ) -> Outcome:
-    """Look for the answer in the extracted answer, then (if allowed) in the response's lines.
+    """Look for the answer in the committed answer, then (if allowed) in the response's lines.
 
-    A hit inside a segment that hedges on it (`near` tells which words are the answer)
-    vetoes with method `hedged`; a hit beside one of the task's distractors vetoes with
-    method `distractor` (in the final answer, or anywhere when there is no final answer).
+    The committed answer is the head of the extracted span: its first clause that offers
+    something, before the reasons, asides and rejected candidates that follow it. A hit
+    inside a segment that hedges on it (`near` tells which words are the answer) vetoes with
+    method `hedged`, and so does an aside offering another candidate ("(ή ίσως Τετάρτη)");
+    a hit beside one of the task's distractors in the head vetoes with method `distractor`.
     """
     if ctx.extracted and found(ctx.extracted):
         if is_hedged(ctx.extracted, near=near):
             return _veto(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
-        rival = _rival(ctx, ctx.extracted)
-        if rival is not None:
-            return _veto(f"the final answer also offers the decoy {rival!r}", "distractor")
-        return _match(f"{what} in the extracted answer {ctx.extracted!r}")
+        return _committed(ctx, found, what)
     if not ctx.searches_raw:
         return _pass(f"no {what} in the extracted answer {ctx.extracted!r}")
     hits = [line for line in ctx.raw_lines if found(line)]
@@ -201,6 +224,42 @@ def search(
             return _veto(f"the response also offers the decoy {rival!r}", "distractor")
         return _match(f"{what} in the response line {hits[0].strip()!r}")
     return _pass(f"no {what} in the extracted answer or the response")
+
+
+def _committed(ctx: Context, found: Callable[[str], bool], what: str) -> Outcome:
+    """Judge the answer the reply commits to: the head of its conclusion, else of its span."""
+    conclusion, head = ctx.conclusion_head, ctx.head
+    if conclusion and found(conclusion):
+        head = conclusion
+    elif conclusion and _rival(ctx, conclusion) is not None:
+        rival = _rival(ctx, conclusion)
+        return _veto(f"the conclusion {conclusion!r} offers the decoy {rival!r}", "distractor")
+    elif not found(head):
+        gloss = gloss_after_head(ctx.span, head)
+        if gloss is None or not found(gloss) or _rival(ctx, head) is not None:
+            return _pass(f"{what} only in the reasons of {ctx.span!r}, not in {head!r}")
+        return _match(f"{what} in {gloss!r}, a gloss of the committed answer {head!r}")
+    rival = _rival(ctx, head)
+    if rival is not None:
+        return _veto(f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor")
+    other = _aside_candidate(ctx, ctx.span, head)
+    if other is not None:
+        return _veto(f"an aside of {ctx.span!r} offers {other!r} as another answer", "hedged")
+    return _match(f"{what} in the committed answer {head!r}")
+
+
+def _aside_candidate(ctx: Context, span: str, head: str) -> str | None:
+    """Another candidate a hedge cue offers outside the head ("Mia (possibly Kate)")."""
+    decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
+    answer = set(ctx.answer_tokens)
+
+    def is_candidate(word: str) -> bool:
+        if word in answer or word in STOPWORDS:
+            return False
+        # With no decoys listed, any content word a hedge cue offers competes.
+        return word in decoys if decoys else not word.isdigit()
+
+    return aside_hedge(span, head, is_candidate)
 
 
 def _rival(ctx: Context, text: str) -> str | None:
@@ -301,8 +360,9 @@ def _closing_boxes(ctx: Context) -> Outcome:
 
 def _answer_format(ctx: Context) -> Outcome:
     """The task's format demands: Greek script, digits, or the answer exactly as written."""
-    key, text = ctx.key, ctx.extracted
+    key, text = ctx.key, ctx.head
     if key.answer_format == "verbatim":
+        text = ctx.extracted
         if _verbatim(text) in {_verbatim(answer) for answer in key.answers}:
             return _match(f"{text!r} is written exactly as demanded")
         return _veto(f"{text!r} is not written exactly as {key.answer!r}", "not_verbatim")
@@ -576,13 +636,17 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     result = run_rules(chain(ctx), ctx)
     if result.correct or not key.accepted or result.method in _RESPONSE_VERDICTS:
         return result
+    vetoed: ScoreResult | None = None
     for variant in key.accepted:
         others = tuple(a for a in key.answers if a != variant)
         variant_ctx = Context(response, replace(key, answer=variant, accepted=others))
         variant_result = run_rules(chain(variant_ctx), variant_ctx)
         if variant_result.correct:
             return variant_result
-    return result
+        if vetoed is None and variant_result.method in _RESPONSE_VERDICTS:
+            vetoed = variant_result
+    # A decoy or hedge found through an accepted form names why, where "no_match" would not.
+    return vetoed if vetoed is not None and result.method == "no_match" else result
 
 
 def _language_chain(ctx: Context) -> Sequence[Rule]:
