@@ -503,8 +503,10 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
     traces = explain_text("Μαρία ή Μαρίνα", "Μαρίνα")
     assert all(isinstance(t, RuleTrace) for t in traces)
     assert [t.rule for t in traces] == [
+        "committed_span",
         "empty_response",
         "boxed_alternatives",
+        "alternatives",
         "answer_format",
         "echo",
         "exact",

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
-from llm_eval.scoring.normalize import fold, tokens
+from llm_eval.scoring.normalize import fold, token_value, tokens, word_value
 from llm_eval.scoring.sentences import sentence_end, split_sentences
 
 # Where an aside starts: a bracket, a dash between words, a semicolon or Greek ano teleia,
@@ -79,6 +80,7 @@ _PREAMBLE = frozenset(
      "καλη", "καλησπερα", "ασ δουμε", "note", "σημειωση", "συμφωνα", "according", "based"}
 )  # fmt: skip
 _SHORT_ANSWER_TOKENS = 4
+_WORKING_SIGNS = ("=", "+", "×", "÷", "→", "⇒", "≈", "\\")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,18 +242,83 @@ def first_line_answer(text: str) -> str | None:
     if not lines:
         return None
     first = lines[0].strip().lstrip("#>*-• ").strip()
+    if any(sign in first for sign in _WORKING_SIGNS):
+        return None  # a line of working ("2(9 + π) = 30 ⇒ …"), not an answer
     candidate = first if len(lines) > 1 else None
     if candidate is None or len(tokens(candidate)) > _SHORT_ANSWER_TOKENS:
-        end = sentence_end(first)
-        if end is None or not tokens(first[end.end() :]):
+        candidate = _short_lead(first)
+        if candidate is None:
             return None
-        candidate = first[: end.start()]
     words = tokens(candidate)
     if not words or len(words) > _SHORT_ANSWER_TOKENS:
         return None
     stripped = candidate.strip().rstrip("*_ ")
-    if stripped.endswith((":", "：", "?", ";")) or any(c in candidate for c in "=+×÷→"):
+    if stripped.endswith((":", "：", "?", ";")):
         return None
     if fold(words[0]) in _PREAMBLE:
         return None
     return candidate
+
+
+_LEAD_BREAK_RE = re.compile(r"\s+[-—–]+\s+|\s*[—–(]")
+
+
+def _short_lead(line: str) -> str | None:
+    """The opening of a long line that stands apart as an answer: its first sentence, or the
+    words before a dash or bracket ("Τσιρίγου — ο κ. Βασιλάκης φεύγει…")."""
+    end = sentence_end(line)
+    if end is not None and tokens(line[end.end() :]):
+        sentence = line[: end.start()]
+        if len(tokens(sentence)) <= _SHORT_ANSWER_TOKENS:
+            return sentence
+    lead = _LEAD_BREAK_RE.search(line)
+    if lead is not None and tokens(line[lead.end() :]):
+        return line[: lead.start()]
+    return None
+
+
+def alternative_number(context: str, committed: frozenset[Fraction]) -> str | None:
+    """A number a hedge cue offers beside the committed one ("412 (or possibly 413)",
+    "either 412 or 824", "15, 14 or 16", «204 €, ίσως και 206 €»)."""
+    words = _disjunction_words(context)
+    for index, word in enumerate(words):
+        if word not in HEDGE_CUES:
+            continue
+        followers = [w for w in words[index + 1 : index + 8] if w not in _FILLER_AFTER_CUE]
+        for follower in followers[:2]:
+            value = token_value(follower)
+            if value is None:
+                spelled = word_value(follower)
+                value = Fraction(spelled) if spelled is not None else None
+            if value is not None:
+                if value not in committed:
+                    return follower
+                break
+    return None
+
+
+_PENDING_RE = re.compile(
+    r"\b(?:(?:three|two|four|five|ten) times|twice|half|double|triple) (?:that|this|it|of that)\b"
+    r"|\b(?:multiply|multiplied|divide|divided|subtract|subtracted|add|adds|added)\b"
+    r"|\b(?:need|needs|have|has) to\b|\bstill\b|\bremains? to\b|\bnext,? we\b"
+    r"|\bπρεπει να\b|\bμενει να\b|\bακομα να\b|πολλαπλασιασ|διαιρεσ|αφαιρεσ|προσθεσ"
+    r"|τριπλασι|διπλασι|\bτο μισο\b"
+)
+_WORD_FORMULA_RE = re.compile(r"[^\W\d_]+\s*[×*÷]\s*[^\W\d_]+")
+
+
+def unfinished_step(text: str) -> str | None:
+    """The last sentence, when it announces a step still to do instead of giving a result
+    ("We found 96; the count we want is three times that.", "The area is length × width.")."""
+    sentences = [s for s in split_sentences(text.strip().splitlines()[-1]) if tokens(s)]
+    if not sentences:
+        return None
+    last = sentences[-1]
+    if re.search(r"[=≈→]", last):
+        return None
+    folded = fold(last)
+    if _PENDING_RE.search(folded) or (
+        _WORD_FORMULA_RE.search(last) and not any(c.isdigit() for c in last)
+    ):
+        return last.strip()
+    return None

@@ -17,7 +17,7 @@ from typing import Literal
 
 from llm_eval.scoring.commitment import first_line_answer
 from llm_eval.scoring.normalize import LATEX_TEXT_RE, tokens
-from llm_eval.scoring.sentences import sentence_end
+from llm_eval.scoring.sentences import sentence_end, split_sentences
 
 ExtractionRule = Literal["marker", "boxed", "bold", "first_line", "last_line", "empty"]
 
@@ -110,6 +110,9 @@ class Extraction:
     """The content of the last `\\boxed{}` anywhere in the response, if any."""
     question: bool = False
     """The extracted line ended with a question mark (a follow-up question, not an answer)."""
+    context: str = ""
+    """The whole line the answer was found on, with an aside paragraph right after it
+    ("(or 60 m² if …)"): where a hedge around the answer would be."""
 
 
 def strip_reasoning(response: str) -> str:
@@ -231,8 +234,9 @@ def _unwrap(text: str) -> str:
     return text
 
 
-def _last_bold_answer(text: str) -> str | None:
-    """The last bold span that is not a label ("**Ανάλυση:**") or a heading line."""
+def _last_bold_answer(text: str) -> tuple[str, int] | None:
+    """The last bold span that is not a label ("**Ανάλυση:**"), a heading line or a stressed
+    little word ("**δεν**"), with its offset."""
     last_line_start = text.rfind("\n", 0, len(text.rstrip())) + 1
     for match in reversed(list(_BOLD_RE.finditer(text))):
         content = match.group(1) or match.group(2)
@@ -244,21 +248,47 @@ def _last_bold_answer(text: str) -> str | None:
         # A bold line on its own with more text below it is a heading, not the answer.
         if line.strip(" #*_") == content.strip() and line_start < last_line_start:
             continue
-        return content
+        if tokens(content) and all(word in _STRESSED_WORDS for word in tokens(content)):
+            continue
+        return content, match.start()
     return None
 
 
+# Words a reply puts in bold for stress, never as its answer.
+_STRESSED_WORDS = frozenset(
+    {"δεν", "δε", "μη", "μην", "οχι", "ουτε", "μονο", "ολα", "ολοι", "ποτε", "not", "only",
+     "never", "all", "none", "any", "must", "always", "τελικα", "finally"}
+)  # fmt: skip
+
+
 def _last_line(text: str) -> str:
-    """The last line with words, passing over courtesy lines ("Hope this helps!")."""
+    """The last line with words, passing over courtesy lines ("Hope this helps!") and the
+    check that follows an answer ("Check: 85 − 37 = 48 ✓")."""
     lines = [line for line in text.splitlines() if _HAS_WORD_RE.search(line)]
+    while len(lines) > 1 and is_check_line(lines[-1]):
+        lines.pop()
     # Walk up from the end: usually the very last line is already the answer.
     answer = next((line for line in reversed(lines) if not _COURTESY_RE.search(line)), None)
     return answer if answer is not None else (lines[-1] if lines else "")
 
 
+_CHECK_RE = re.compile(
+    rf"^\W*(?:check|verification|verify|checking|sanity check|double-check|proof"
+    rf"|{_accent_tolerant('ελεγχος')}|{_accent_tolerant('επαληθευση')}|elegxos)\b",
+    re.I,
+)
+
+
+def is_check_line(line: str) -> bool:
+    """A line that checks an answer already given ("Check: 300 + 112 = 412 ✓")."""
+    return _CHECK_RE.match(line.strip()) is not None
+
+
 def without_courtesy_tail(text: str) -> str:
-    """`text` up to the closing pleasantry of its last lines ("Hope this helps! … 60")."""
+    """`text` up to the closing pleasantry and the checks of its last lines."""
     lines = text.rstrip().splitlines()
+    while len(lines) > 1 and (is_check_line(lines[-1]) or not lines[-1].strip()):
+        lines.pop()
     while lines and _COURTESY_RE.search(lines[-1]):
         match = _COURTESY_RE.search(lines[-1])
         assert match is not None
@@ -283,19 +313,39 @@ def extract_answer(response: str) -> Extraction:
     last_boxed = boxed[-1][1] if boxed else None
     marker = _marker_tail(text)
     if marker is not None and (not boxed or marker[0] > boxed[-1][0]):
-        return Extraction(clean_answer(_answer_from_tail(marker[1])), "marker", text, last_boxed)
+        answer = clean_answer(_answer_from_tail(marker[1]))
+        return Extraction(answer, "marker", text, last_boxed, context=_context(text, marker[0]))
     if last_boxed is not None:
-        return Extraction(clean_answer(last_boxed), "boxed", text, last_boxed)
+        context = _context(text, boxed[-1][0])
+        return Extraction(clean_answer(last_boxed), "boxed", text, last_boxed, context=context)
     bold = _last_bold_answer(text)
     if bold is not None:
-        return Extraction(clean_answer(bold), "bold", text)
+        context = _context(text, bold[1])
+        return Extraction(clean_answer(bold[0]), "bold", text, context=context)
     line = _last_line(text)
     asks = _ends_with_question(line)
     if asks or len(tokens(line)) > _ANSWER_LINE_TOKENS:
         first = first_line_answer(text)
         if first is not None and clean_answer(first):
-            return Extraction(clean_answer(first), "first_line", text)
-    return Extraction(clean_answer(line), "last_line", text, question=asks)
+            context = _context(text, text.find(first))
+            return Extraction(clean_answer(first), "first_line", text, context=context)
+    context = _context(text, text.rfind(line))
+    return Extraction(clean_answer(line), "last_line", text, question=asks, context=context)
+
+
+def _context(text: str, offset: int) -> str:
+    """From the sentence holding `offset` to the end of its line, and the next paragraph too
+    when it is an aside in brackets."""
+    start = text.rfind("\n", 0, max(offset, 0)) + 1
+    end = text.find("\n", max(offset, 0))
+    before = split_sentences(text[start : max(offset, start)])
+    if len(before) > 1:  # earlier sentences of the line are working, not the answer
+        start += sum(len(sentence) for sentence in before[:-1])
+    line = text[start : end if end >= 0 else len(text)]
+    rest = text[end:].lstrip() if end >= 0 else ""
+    if rest.startswith(("(", "[")):
+        line += " " + rest.splitlines()[0]
+    return line.strip()
 
 
 _ANSWER_LINE_TOKENS = 5

@@ -62,8 +62,18 @@ _EXPRESSION_RE = re.compile(r"\\(?:[dtc]?frac|sqrt|pi|sum|prod|binom|log|ln|sin|
 _MATH_VERIFY_MAX_CHARS = 200
 
 
+_SUPERSCRIPT_RUN_RE = re.compile(r"(?<=\d)[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+
+
+def _superscript_power(match: re.Match[str]) -> str:
+    """A superscript exponent as a caret power: "10³" is "10^3", "10⁻⁷" is "10^-7"."""
+    return "^" + match.group(0).translate(_SUPERSCRIPTS).replace("+", "")
+
+
 def math_text(text: str) -> str:
     """`text` with units, LaTeX spacing and typography reduced so numbers read plainly."""
+    text = _SUPERSCRIPT_RUN_RE.sub(_superscript_power, text)
     text = _UNIT_COMMAND_RE.sub("", text)
     text = LATEX_TEXT_RE.sub(r"\1", text)
     text = _BRACED_COMMA_RE.sub(",", _COMMA_THIN_SPACE_RE.sub(",", text))

@@ -36,8 +36,15 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
-from llm_eval.scoring.commitment import aside_hedge, gloss_after_head, head_text
+from llm_eval.scoring.commitment import (
+    alternative_number,
+    aside_hedge,
+    gloss_after_head,
+    head_text,
+    unfinished_step,
+)
 from llm_eval.scoring.extraction import (
+    EXPLICIT_RULES,
     Extraction,
     boxed_spans,
     extract_answer,
@@ -253,13 +260,23 @@ def _aside_candidate(ctx: Context, span: str, head: str) -> str | None:
     decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
     answer = set(ctx.answer_tokens)
 
+    names = _capitalised_words(span)
+
     def is_candidate(word: str) -> bool:
         if word in answer or word in STOPWORDS:
             return False
-        # With no decoys listed, any content word a hedge cue offers competes.
-        return word in decoys if decoys else not word.isdigit()
+        # With no decoys listed, a name a hedge cue offers competes ("possibly Kate").
+        return word in decoys if decoys else word in names
 
     return aside_hedge(span, head, is_candidate)
+
+
+def _capitalised_words(text: str) -> frozenset[str]:
+    """The folded tokens of the words `text` writes with a capital letter."""
+    return frozenset(
+        token for word in re.findall(r"[^\W\d_]+", text) if word[0].isupper()
+        for token in tokens(word)
+    )  # fmt: skip
 
 
 def _rival(ctx: Context, text: str) -> str | None:
@@ -356,6 +373,22 @@ def _closing_boxes(ctx: Context) -> Outcome:
     if len(contents) > 1:
         return _veto(f"the closing boxes list alternatives: {sorted(contents)}", "hedged")
     return _pass("one boxed answer")
+
+
+def _alternatives(ctx: Context) -> Outcome:
+    """Around the committed answer, a cue ("or", "possibly", "ίσως") offering another one."""
+    context = ctx.extraction.context
+    if not context or ctx.answer_polarity is not None:
+        return _pass("no answer line to look around")
+    expected = _expected_number(ctx)
+    if expected is not None:
+        committed = _read(ctx.head, has_greek(context), first=True)
+        other = alternative_number(context, committed) if committed else None
+    else:
+        other = _aside_candidate(ctx, context, ctx.head)
+    if other is not None:
+        return _veto(f"{context.strip()!r} also offers {other!r} as the answer", "hedged")
+    return _pass(f"nothing else offered as the answer in {context.strip()[:80]!r}")
 
 
 def _answer_format(ctx: Context) -> Outcome:
@@ -506,7 +539,11 @@ def _numeric_last(ctx: Context) -> Outcome:
     expected = _expected_number(ctx)
     if expected is None:
         return _pass("the answer is not a number")
-    last = last_reading(without_courtesy_tail(ctx.extraction.text))
+    text = without_courtesy_tail(ctx.extraction.text)
+    step = unfinished_step(text)
+    if step is not None:
+        return _veto(f"the reply ends on a step still to do: {step!r}", "unfinished")
+    last = last_reading(_with_committed_last_line(text))
     if last is None:
         return _pass("the response has no number written in digits")
     written, values = last
@@ -514,6 +551,20 @@ def _numeric_last(ctx: Context) -> Outcome:
         return _match(f"the last number in the response, {written[:80]!r}, is {_show(expected)}")
     return _veto(f"the last number in the response is {written[:80]!r} ({_shown(values)}), "
                  f"not {_show(expected)}")  # fmt: skip
+
+
+def _with_committed_last_line(text: str) -> str:
+    """`text` with its last line cut to its head when the rest is an aside with no working:
+    "21 students passed (75% of the class)" states 21, not 75."""
+    lines = text.rstrip().splitlines()
+    if not lines:
+        return text
+    last = lines[-1]
+    head = head_text(last)
+    rest = last[last.find(head) + len(head) :] if head and head in last else ""
+    if head and any(c.isdigit() for c in head) and not re.search(r"[=≈→]", rest):
+        lines[-1] = head
+    return "\n".join(lines)
 
 
 def _numeric_words(ctx: Context) -> Outcome:
@@ -546,6 +597,7 @@ def _show(value: Fraction | None) -> str:
 LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
     Rule("boxed_alternatives", _closing_boxes),
+    Rule("alternatives", _alternatives),
     Rule("answer_format", _answer_format),
     Rule("echo", _echo),
     Rule("exact", _exact),
@@ -560,6 +612,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
     Rule("boxed_alternatives", _closing_boxes),
+    Rule("alternatives", _alternatives),
     Rule("answer_format", _answer_format),
     Rule("exact", _exact),
     Rule("regex", _regex),
@@ -569,6 +622,7 @@ EXACT_RULES: tuple[Rule, ...] = (
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
     Rule("boxed_alternatives", _closing_boxes),
+    Rule("alternatives", _alternatives),
     Rule("answer_format", _answer_format),
     Rule("exact", _exact),
     # With a box in the response the box is the answer: the regex may not rescue it from
@@ -699,31 +753,73 @@ def score_text(
     question: str | None = None,
     answer_script: str | None = None,
     answer_format: str | None = None,
+    truncated: bool = False,
 ) -> ScoreResult:
     """Score one response against the expected answer with the scorer `kind`."""
     key = AnswerKey(
         answer, answer_regex, tuple(accepted_answers), tuple(distractors), question,
         answer_script, answer_format,
     )  # fmt: skip
-    return score_key(response, key, kind)
+    return score_key(response, key, kind, truncated=truncated)
 
 
-def score_key(response: str, key: AnswerKey, kind: str = "language") -> ScoreResult:
-    """Score one response against a full answer key with the scorer `kind`."""
-    return _scorer(kind)(response, key)
+def score_key(
+    response: str, key: AnswerKey, kind: str = "language", *, truncated: bool = False
+) -> ScoreResult:
+    """Score one response against a full answer key with the scorer `kind`.
+
+    `truncated` says the reply was cut off (finish reason `length`, or cut to
+    `max_response_chars`): it is then judged only on an answer it committed to before the
+    cut (a marker, a box, bold, a first-line answer), never on a number of its working.
+    """
+    scorer = _scorer(kind)
+    if truncated:
+        extraction = extract_answer(response)
+        if extraction.rule not in EXPLICIT_RULES:
+            return ScoreResult(
+                correct=False,
+                method="truncated",
+                extracted=extraction.answer,
+                detail="the reply was cut off before it committed to an answer",
+            )
+    return scorer(response, key)
 
 
-def explain_text(response: str, key: AnswerKey | str, *, kind: str = "language") -> list[RuleTrace]:
+def _span_note(ctx: Context) -> str:
+    """Where the reply commits to its answer, for `explain_text`."""
+    extraction = ctx.extraction
+    if extraction.answer is None:
+        return "the reply has no words"
+    how = {
+        "marker": "the text after an answer marker",
+        "boxed": "the last \\boxed{}",
+        "bold": "the last bold span",
+        "first_line": "a short first line that the rest explains",
+        "last_line": "the last line" + (", commentary: its last sentence" if ctx.searches_raw else ""),
+    }[extraction.rule]
+    note = f"the reply commits to {ctx.head!r} ({how}"
+    if ctx.span.strip() != ctx.head.strip():
+        note += f"; reasons and asides set apart: {ctx.span!r}"
+    if ctx.conclusion_head:
+        note += f"; its conclusion: {ctx.conclusion_head!r}"
+    return note + ")"
+
+
+def explain_text(
+    response: str, key: AnswerKey | str, *, kind: str = "language", truncated: bool = False
+) -> list[RuleTrace]:
     """Run every rule of the scorer `kind` and say for each whether it fired and why.
 
-    The last entry, `verdict`, is what `score_text` returns: the first rule that fired decides.
+    The first entry, `committed_span`, names the answer the reply commits to and how it was
+    found; the last, `verdict`, is what `score_key` returns: the first rule that fired decides.
     """
     key = AnswerKey(key) if isinstance(key, str) else key
-    result = _scorer(kind)(response, key)
+    result = score_key(response, key, kind, truncated=truncated)
     chain = _RULE_CHAINS.get(kind)
+    ctx = Context(response, key)
     traces: list[RuleTrace] = []
     if chain is not None:
-        ctx = Context(response, key)
+        traces.append(RuleTrace("committed_span", ctx.extraction.answer is not None, _span_note(ctx)))
         for rule in chain(ctx):
             outcome = rule.check(ctx)
             detail = outcome.detail
@@ -732,5 +828,7 @@ def explain_text(response: str, key: AnswerKey | str, *, kind: str = "language")
             traces.append(RuleTrace(rule.name, outcome.status != "pass", detail))
     verdict = "correct" if result.correct else "incorrect"
     summary = f"{verdict} by {result.method}: {result.detail}"
+    if chain is not None:
+        summary += f" [committed answer {ctx.head!r}]"
     traces.append(RuleTrace("verdict", result.correct, summary))
     return traces
