@@ -517,6 +517,7 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
         "date",
         "transliteration",
         "token_coverage",
+        "near_spelling",
         "verdict",
     ]
     by_rule = {t.rule: t for t in traces}

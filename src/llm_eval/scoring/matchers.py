@@ -255,6 +255,30 @@ def first_polarity(text: str) -> bool | None:
     return None
 
 
+_ENGLISH_POLAR = frozenset({"yes", "yeah", "yep", "no", "nope", "true", "false", "correct", "incorrect"})
+
+
+def english_polar_word(text: str) -> bool:
+    """Whether the first yes/no word of `text` is English ("Yes", "No"), not Greek."""
+    word = next((t for t in tokens(text) if polarity(t) is not None), None)
+    return word in _ENGLISH_POLAR
+
+
+def one_edit_apart(first: str, second: str) -> bool:
+    """One letter inserted, dropped, replaced, or two neighbours swapped (Damerau)."""
+    if first == second or abs(len(first) - len(second)) > 1:
+        return False
+    if len(first) == len(second):
+        diff = [i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b]
+        if len(diff) == 1:
+            return True
+        i = diff[0]
+        return len(diff) == 2 and diff[1] == i + 1 and first[i] == second[i + 1] and first[i + 1] == second[i]
+    shorter, longer = sorted((first, second), key=len)
+    i = next((i for i, (a, b) in enumerate(zip(shorter, longer, strict=False)) if a != b), len(shorter))
+    return shorter[i:] == longer[i + 1 :]
+
+
 def answer_number(answer: str) -> Fraction | None:
     """The expected answer as a number, whether written in digits or in words."""
     value = parse_number(answer)

@@ -62,12 +62,14 @@ from llm_eval.scoring.matchers import (
     covers,
     dates_in,
     echo_share,
+    english_polar_word,
     exact_match,
     first_polarity,
     is_hedged,
     numbers_in,
     offered_tokens,
     offers,
+    one_edit_apart,
     passage_words,
     polarity,
     regex_candidates,
@@ -78,6 +80,7 @@ from llm_eval.scoring.matchers import (
 )
 from llm_eval.scoring.normalize import (
     fold_text,
+    plain,
     has_greek,
     has_latin,
     number_words,
@@ -337,6 +340,9 @@ def _yes_no(ctx: Context) -> Outcome:
         if is_hedged(text, near=_is_polar, lists=False) or says_both(text):
             return _veto(f"the {where} hedges between yes and no: {text!r}", "hedged")
         word = "yes" if given else "no"
+        if has_greek(ctx.answer) and english_polar_word(text):
+            # "Yes" for «ναι» translates the answer: a word of another language (policy).
+            return _veto(f"the {where} answers in English ({word}) for {ctx.answer!r}", "wrong_language")
         if given == expected:
             return _match(f"the {where} says {word}")
         return _veto(f"the {where} says {word}")
@@ -380,7 +386,8 @@ def _alternatives(ctx: Context) -> Outcome:
     context = ctx.extraction.context
     if not context or ctx.answer_polarity is not None:
         return _pass("no answer line to look around")
-    expected = _expected_number(ctx)
+    # A number written in digits; "Mia" reads as the Greeklish word for one, not a number.
+    expected = _expected_number(ctx) if any(c.isdigit() for c in ctx.answer) else None
     if expected is not None:
         committed = _read(ctx.head, has_greek(context), first=True)
         other = alternative_number(context, committed) if committed else None
@@ -488,6 +495,38 @@ def _token_coverage(ctx: Context) -> Outcome:
         f"every content word of {needed}",
         _near_answer(ctx, transliterate=True),
     )
+
+
+_SLIP_MIN_LETTERS = 6
+"""Answer words this long may carry a one-letter slip; shorter ones are too close to others."""
+
+
+def _near_spelling(ctx: Context) -> Outcome:
+    """A one-letter slip in a long answer word ("Θεσαλονίκη"), when nothing else is that close.
+
+    The slipped word must not be a word of the passage (Μαρία for Μαρίνα is another name),
+    nor one letter from any other word of it or from a decoy.
+    """
+    needed = answer_content(ctx.answer)
+    if ctx.answer_polarity is not None or len(needed) != 1:
+        return _pass("a slip is allowed in one-word answers only")
+    if not ctx.key.question:
+        return _pass("without the passage a slip cannot be told from another of its words")
+    target = plain(needed[0])
+    if len(target) < _SLIP_MIN_LETTERS or not target.isalpha():
+        return _pass(f"{ctx.answer!r} is too short for a slip to be told from another word")
+    passage = {plain(w) for w in tokens(ctx.key.question or "")} - {target}
+    passage |= {plain(w) for d in ctx.key.distractors for w in tokens(d)}
+    head = ctx.conclusion_head or ctx.head
+    for word in map(plain, tokens(head)):
+        # A change of the last letter is another form of the word (Λονδίνου, κίνησης,
+        # δεύτερη), which the other rules judge; a slip is inside the word.
+        if word[:-1] == target[:-1] or not one_edit_apart(word, target):
+            continue
+        if word in passage or any(one_edit_apart(word, other) for other in passage):
+            return _pass(f"{word!r} is one letter from {target!r} but also from the passage")
+        return _match(f"{word!r} is {target!r} with one letter slipped")
+    return _pass(f"no word of {head!r} is one letter from {target!r}")
 
 
 # --- Rules of the numeric scorer ----------------------------------------------------------
@@ -608,6 +647,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("date", _date),
     Rule("transliteration", _transliteration),
     Rule("token_coverage", _token_coverage),
+    Rule("near_spelling", _near_spelling),
 )
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
@@ -618,6 +658,7 @@ EXACT_RULES: tuple[Rule, ...] = (
     Rule("regex", _regex),
     Rule("yes_no", _yes_no),
     Rule("containment", lambda ctx: _containment(ctx, single_word_only=True)),
+    Rule("near_spelling", _near_spelling),
 )
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", _empty_response),
