@@ -399,6 +399,15 @@ class TraceRow(BaseModel):
         )  # fmt: skip
 
     @property
+    def cut_off(self) -> bool:
+        """Whether the scored reply was cut off: the token limit (finish reason `length`)
+        or `max_response_chars` ended it."""
+        if not self.calls:
+            return False
+        last = self.calls[-1]
+        return last.truncated or last.finish_reason == "length"
+
+    @property
     def key(self) -> RowKey:
         """Identity of a row: a resumed run never holds two rows with one key."""
         return (self.model, self.benchmark, self.task_id, self.epoch)

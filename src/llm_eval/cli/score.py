@@ -68,7 +68,12 @@ def execute_explain(results: list[Path], task_id: str) -> int:
             if row.status == "error":
                 print(f"  error row ({row.error.kind if row.error else '?'}): not scored")
                 continue
-            for rule in explain_text(row.response or "", row.answer_key(), kind=row.scorer):
+            if row.cut_off:
+                print("  the reply was cut off (token limit or max_response_chars)")
+            traces = explain_text(
+                row.response or "", row.answer_key(), kind=row.scorer, truncated=row.cut_off
+            )
+            for rule in traces:
                 print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
     if not found:
         raise UsageError(f"--explain: no row with task id {task_id!r} in the given files")

@@ -116,26 +116,30 @@ def _segments(span: str) -> list[str]:
 
 
 @lru_cache(maxsize=16384)
-def split_clauses(span: str) -> tuple[Clause, ...]:
-    """The clauses of `span`, each with the words it sets aside."""
-    return tuple(_clause(piece) for piece in _segments(span))
+def split_clauses(span: str, negation: bool = True) -> tuple[Clause, ...]:
+    """The clauses of `span`, each with the words it sets aside.
+
+    `negation=False` when the question itself is negative ("Ποιος δεν έρχεται;"): then
+    "δεν έρχεται ο Νίκος" names the answer rather than rejecting it.
+    """
+    return tuple(_clause(piece, negation) for piece in _segments(span))
 
 
-def _clause(text: str) -> Clause:
+def _clause(text: str, negation: bool) -> Clause:
     words = tokens(text)
-    return Clause(text, words, frozenset(set_aside(words)))
+    return Clause(text, words, frozenset(set_aside(words, negation)))
 
 
-def set_aside(words: Sequence[str]) -> set[int]:
-    """Positions of the words a clause rejects: after a negation, the old value of a change,
-    and every word of a clause about the first plan."""
+def set_aside(words: Sequence[str], negation: bool = True) -> set[int]:
+    """Positions of the words a clause rejects: after a negation (unless `negation` is off),
+    the old value of a change, and every word of a clause about the first plan."""
     if any(word in _SUPERSEDED for word in words):
         return set(range(len(words)))
     aside: set[int] = set()
     negated = changed = in_from = False
     for index, word in enumerate(words):
         if word in NEGATORS:
-            negated = True
+            negated = negation
             continue
         if word.startswith(_CHANGE_STEMS):
             changed = True
@@ -149,10 +153,11 @@ def set_aside(words: Sequence[str]) -> set[int]:
     return aside
 
 
-def head_clause(span: str) -> Clause | None:
+def head_clause(span: str, negation: bool = True) -> Clause | None:
     """The clause of `span` that commits: the last one that says "finally" ("τελικά"), or
     else the first that offers a word it does not set aside."""
-    offering = [c for c in split_clauses(span) if any(w not in _FILLER for w in c.offered)]
+    clauses = split_clauses(span, negation)
+    offering = [c for c in clauses if any(w not in _FILLER for w in c.offered)]
     final = [c for c in offering if _FINALLY & set(c.words)]
     if final:
         return final[-1]
@@ -183,10 +188,23 @@ _FILLER = frozenset(
 )  # fmt: skip
 
 
-def head_text(span: str) -> str:
+def head_text(span: str, negation: bool = True) -> str:
     """The text of the head clause of `span` ("" when no clause offers anything)."""
-    head = head_clause(span)
+    head = head_clause(span, negation)
     return head.text.strip() if head is not None else ""
+
+
+def rejects(span: str, head: str, needle: Sequence[str], negation: bool = True) -> bool:
+    """Whether the head clause of `span` names `needle` only where it sets it aside
+    ("Δεν πάει στη Λάρισα" rejects Λάρισα)."""
+    clause = next((c for c in split_clauses(span, negation) if c.text.strip() == head), None)
+    if clause is None or not needle:
+        return False
+    starts = [i for i, w in enumerate(clause.words) if w == needle[0]]
+    return bool(starts) and all(i in clause.aside for i in starts)
+
+
+NEGATIVE_QUESTION = re.compile(r"(?<![^\W_])(?:δεν|δε|μην|μη|not|όχι|οχι)(?![^\W_])", re.I)
 
 
 def offered_words(span: str) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ def score_row(row: TraceRow) -> TraceRow:
     from llm_eval.scoring.scorers import score_key
 
     try:
-        result = score_key(row.response or "", row.answer_key(), row.scorer)
+        result = score_key(row.response or "", row.answer_key(), row.scorer, truncated=row.cut_off)
     except Exception as exc:  # any scorer bug or pathological input: record, never raise
         message = redact(f"{type(exc).__name__}: {exc}")[:2000]
         error = ErrorInfo(kind="scoring_error", message=message, attempts=row.attempts)

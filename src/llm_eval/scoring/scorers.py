@@ -37,10 +37,12 @@ from functools import cached_property
 from typing import Literal
 
 from llm_eval.scoring.commitment import (
+    NEGATIVE_QUESTION,
     alternative_number,
     aside_hedge,
     gloss_after_head,
     head_text,
+    rejects,
     unfinished_step,
 )
 from llm_eval.scoring.extraction import (
@@ -135,15 +137,31 @@ class Context:
         return sentences[-1] if sentences else self.extracted
 
     @cached_property
+    def negation(self) -> bool:
+        """Whether a negation in the reply rejects what it governs: not when the question
+        itself asks about a negative ("Ποιος δεν έρχεται;")."""
+        question = self.key.question or ""
+        stem = question.rsplit("»", 1)[-1] if "»" in question else question
+        return NEGATIVE_QUESTION.search(stem) is None
+
+    @cached_property
     def head(self) -> str:
         """The committed part of the span: before its reasons and asides."""
-        return head_text(self.span) or self.span
+        return head_text(self.span, self.negation) or self.span
 
     @cached_property
     def conclusion_head(self) -> str:
-        """The head of what follows the span's last conclusion marker ("άρα", "so"), or ""."""
-        conclusion = conclusion_of(self.span)
-        return head_text(conclusion) if conclusion and conclusion != self.span else ""
+        """The head of what follows the last conclusion marker ("άρα", "so") of the span, or,
+        for a first-line answer, of the reply's last sentence; "" when there is none."""
+        where = self.span
+        if self.extraction.rule == "first_line":
+            lines = [line for line in self.extraction.text.splitlines() if tokens(line)]
+            sentences = [s for s in split_sentences(lines[-1]) if tokens(s)] if lines else []
+            where = sentences[-1] if sentences else ""
+        conclusion = conclusion_of(where)
+        if not conclusion or conclusion == where:
+            return ""
+        return head_text(conclusion, self.negation)
 
     @cached_property
     def answer_tokens(self) -> tuple[str, ...]:
@@ -239,6 +257,11 @@ def search(
 def _committed(ctx: Context, found: Callable[[str], bool], what: str) -> Outcome:
     """Judge the answer the reply commits to: the head of its conclusion, else of its span."""
     conclusion, head = ctx.conclusion_head, ctx.head
+    if ctx.extraction.rule == "first_line" and conclusion and found(head):
+        if not found(conclusion) and _rival(ctx, conclusion) is not None:
+            rival = _rival(ctx, conclusion)
+            return _veto(f"the reply concludes {conclusion!r}, naming {rival!r}", "distractor")
+        conclusion = ""  # the first line is the answer; the conclusion only agrees with it
     if conclusion and found(conclusion):
         head = conclusion
     elif conclusion and _rival(ctx, conclusion) is not None:
@@ -249,6 +272,8 @@ def _committed(ctx: Context, found: Callable[[str], bool], what: str) -> Outcome
         if gloss is None or not found(gloss) or _rival(ctx, head) is not None:
             return _pass(f"{what} only in the reasons of {ctx.span!r}, not in {head!r}")
         return _match(f"{what} in {gloss!r}, a gloss of the committed answer {head!r}")
+    if rejects(ctx.span, head, ctx.answer_tokens, ctx.negation):
+        return _veto(f"the committed answer {head!r} rejects {ctx.answer!r}", "negated")
     rival = _rival(ctx, head)
     if rival is not None:
         return _veto(f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor")
@@ -517,16 +542,21 @@ def _near_spelling(ctx: Context) -> Outcome:
         return _pass(f"{ctx.answer!r} is too short for a slip to be told from another word")
     passage = {plain(w) for w in tokens(ctx.key.question or "")} - {target}
     passage |= {plain(w) for d in ctx.key.distractors for w in tokens(d)}
-    head = ctx.conclusion_head or ctx.head
+    head = ctx.head if ctx.extraction.rule == "first_line" else ctx.conclusion_head or ctx.head
     for word in map(plain, tokens(head)):
         # A change of the last letter is another form of the word (Λονδίνου, κίνησης,
         # δεύτερη), which the other rules judge; a slip is inside the word.
-        if word[:-1] == target[:-1] or not one_edit_apart(word, target):
+        if _ending_change(word, target) or not one_edit_apart(word, target):
             continue
         if word in passage or any(one_edit_apart(word, other) for other in passage):
             return _pass(f"{word!r} is one letter from {target!r} but also from the passage")
         return _match(f"{word!r} is {target!r} with one letter slipped")
     return _pass(f"no word of {head!r} is one letter from {target!r}")
+
+
+def _ending_change(word: str, target: str) -> bool:
+    """The two words differ only in their last letter: an inflection, not a slip."""
+    return word[:-1] == target[:-1] or word[:-1] == target or word == target[:-1]
 
 
 # --- Rules of the numeric scorer ----------------------------------------------------------
@@ -598,10 +628,13 @@ def _with_committed_last_line(text: str) -> str:
     lines = text.rstrip().splitlines()
     if not lines:
         return text
-    last = lines[-1]
+    last = lines[-1].strip()
     head = head_text(last)
-    rest = last[last.find(head) + len(head) :] if head and head in last else ""
-    if head and any(c.isdigit() for c in head) and not re.search(r"[=≈→]", rest):
+    # Only an aside that follows the head is dropped ("21 … (75% …)"); brackets that open
+    # the line hold the answer itself ("\\( (9+1) \\)").
+    if not head or not last.startswith(head) or not any(c.isdigit() for c in head):
+        return text
+    if not re.search(r"[=≈→]", last[len(head) :]):
         lines[-1] = head
     return "\n".join(lines)
 
@@ -861,6 +894,8 @@ def explain_text(
     traces: list[RuleTrace] = []
     if chain is not None:
         traces.append(RuleTrace("committed_span", ctx.extraction.answer is not None, _span_note(ctx)))
+        if result.method == "truncated":
+            traces.append(RuleTrace("truncated", True, result.detail))
         for rule in chain(ctx):
             outcome = rule.check(ctx)
             detail = outcome.detail
