@@ -24,7 +24,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from llm_eval.scoring import matchers, normalize, score_text  # noqa: E402
+from llm_eval.scoring import (  # noqa: E402
+    commitment,
+    extraction,
+    matchers,
+    normalize,
+    numeric,
+    score_text,
+    sentences,
+)
 
 CASES = REPO / "tests" / "scoring" / "scoring_cases.jsonl"
 TARGET_PER_SECOND = 5_000
@@ -48,7 +56,7 @@ def with_reasoning(case: dict[str, Any]) -> dict[str, Any]:
 
 _CACHED = [
     value
-    for module in (normalize, matchers)
+    for module in (normalize, matchers, commitment, extraction, numeric, sentences)
     for value in vars(module).values()
     if hasattr(value, "cache_clear")
 ]

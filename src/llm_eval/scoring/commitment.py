@@ -80,6 +80,7 @@ _PREAMBLE = frozenset(
      "καλη", "καλησπερα", "ασ δουμε", "note", "σημειωση", "συμφωνα", "according", "based"}
 )  # fmt: skip
 _SHORT_ANSWER_TOKENS = 4
+_HAS_WORD_RE = re.compile(r"[^\W_]")
 _WORKING_SIGNS = ("=", "+", "×", "÷", "→", "⇒", "≈", "\\")
 
 
@@ -188,6 +189,7 @@ _FILLER = frozenset(
 )  # fmt: skip
 
 
+@lru_cache(maxsize=16384)
 def head_text(span: str, negation: bool = True) -> str:
     """The text of the head clause of `span` ("" when no clause offers anything)."""
     head = head_clause(span, negation)
@@ -243,6 +245,27 @@ _FILLER_AFTER_CUE = frozenset(
 )  # fmt: skip
 
 
+_ACCENTED = {"α": "αά", "ε": "εέ", "η": "ηή", "ι": "ιίϊΐ", "ο": "οό", "υ": "υύϋΰ", "ω": "ωώ",
+             "σ": "σς"}  # fmt: skip
+
+
+def _any_accent(word: str) -> str:
+    """A pattern for a folded Greek word, written with or without its accents."""
+    return "".join(f"[{_ACCENTED[c]}]" if c in _ACCENTED else re.escape(c) for c in word)
+
+
+_CUE_RE = re.compile(
+    "|".join(rf"(?<![^\W_]){_any_accent(cue)}(?![^\W_])" for cue in sorted(HEDGE_CUES))
+    + r"|(?<![^\W_])[ήἤ](?![^\W_])"
+)
+
+
+@lru_cache(maxsize=16384)
+def has_hedge_cue(text: str) -> bool:
+    """Whether `text` holds any hedge cue at all (a quick test before the full reading)."""
+    return _CUE_RE.search(text.casefold()) is not None
+
+
 def _disjunction_words(text: str) -> tuple[str, ...]:
     """Tokens of `text` with the accented "ή" (or) kept apart from the article "η"."""
     marked = re.sub(r"(?<![^\W_])[ήἤ](?![^\W_])", " or ", text.casefold())
@@ -256,14 +279,14 @@ def first_line_answer(text: str) -> str | None:
     to their first words. A preamble ("Ας δούμε.", "Sure!"), a heading that ends in a colon,
     a question or a line of working ("48 + 37 = 85") is not an answer.
     """
-    lines = [line for line in text.strip().splitlines() if tokens(line)]
-    if not lines:
+    lines = iter(line for line in text.strip().splitlines() if _HAS_WORD_RE.search(line))
+    first = next(lines, "").strip().lstrip("#>*-• ").strip()
+    if not first:
         return None
-    first = lines[0].strip().lstrip("#>*-• ").strip()
     if any(sign in first for sign in _WORKING_SIGNS):
         return None  # a line of working ("2(9 + π) = 30 ⇒ …"), not an answer
-    candidate = first if len(lines) > 1 else None
-    if candidate is None or len(tokens(candidate)) > _SHORT_ANSWER_TOKENS:
+    candidate = first if next(lines, None) is not None else None
+    if candidate is None or _more_words_than(candidate, _SHORT_ANSWER_TOKENS):
         candidate = _short_lead(first)
         if candidate is None:
             return None
@@ -284,15 +307,25 @@ _LEAD_BREAK_RE = re.compile(r"\s+[-—–]+\s+|\s*[—–(]")
 def _short_lead(line: str) -> str | None:
     """The opening of a long line that stands apart as an answer: its first sentence, or the
     words before a dash or bracket ("Τσιρίγου — ο κ. Βασιλάκης φεύγει…")."""
-    end = sentence_end(line)
-    if end is not None and tokens(line[end.end() :]):
+    end = sentence_end(line[:_LEAD_CHARS])
+    if end is not None and _HAS_WORD_RE.search(line, end.end()):
         sentence = line[: end.start()]
-        if len(tokens(sentence)) <= _SHORT_ANSWER_TOKENS:
+        if not _more_words_than(sentence, _SHORT_ANSWER_TOKENS):
             return sentence
-    lead = _LEAD_BREAK_RE.search(line)
-    if lead is not None and tokens(line[lead.end() :]):
+    lead = _LEAD_BREAK_RE.search(line, 0, _LEAD_CHARS)
+    if lead is not None and _HAS_WORD_RE.search(line, lead.end()):
         return line[: lead.start()]
     return None
+
+
+_LEAD_CHARS = 120
+"""A lead short enough to be an answer ends within this many characters."""
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def _more_words_than(text: str, limit: int) -> bool:
+    """Whether `text` has more than `limit` words (without tokenising all of a long line)."""
+    return sum(1 for _ in zip(range(limit + 1), _WORD_RE.finditer(text), strict=False)) > limit
 
 
 def alternative_number(context: str, committed: frozenset[Fraction]) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from llm_eval.scoring.commitment import first_line_answer
@@ -304,8 +305,10 @@ def _ends_with_question(line: str) -> bool:
     return line.strip().rstrip("*_ )»\"'").endswith(("?", ";", "\u037e"))
 
 
+@lru_cache(maxsize=4096)
 def extract_answer(response: str) -> Extraction:
-    """The final answer of a response, and the rule that found it."""
+    """The final answer of a response, and the rule that found it (cached: rescoring several
+    models asks for the same response's answer once per rule chain and variant)."""
     text = strip_reasoning(response)
     if not _HAS_WORD_RE.search(text):
         return Extraction(answer=None, rule="empty", text=text)

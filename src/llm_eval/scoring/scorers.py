@@ -41,6 +41,7 @@ from llm_eval.scoring.commitment import (
     alternative_number,
     aside_hedge,
     gloss_after_head,
+    has_hedge_cue,
     head_text,
     rejects,
     unfinished_step,
@@ -254,8 +255,15 @@ def search(
     return _pass(f"no {what} in the extracted answer or the response")
 
 
-def _committed(ctx: Context, found: Callable[[str], bool], what: str) -> Outcome:
+def _committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     """Judge the answer the reply commits to: the head of its conclusion, else of its span."""
+    seen: dict[str, bool] = {}
+
+    def found(text: str) -> bool:  # the head is often the whole span: look once
+        if text not in seen:
+            seen[text] = look(text)
+        return seen[text]
+
     conclusion, head = ctx.conclusion_head, ctx.head
     if ctx.extraction.rule == "first_line" and conclusion and found(head):
         if not found(conclusion) and _rival(ctx, conclusion) is not None:
@@ -411,6 +419,8 @@ def _alternatives(ctx: Context) -> Outcome:
     context = ctx.extraction.context
     if not context or ctx.answer_polarity is not None:
         return _pass("no answer line to look around")
+    if not has_hedge_cue(context):
+        return _pass(f"no word offering another answer in {context.strip()[:80]!r}")
     # A number written in digits; "Mia" reads as the Greeklish word for one, not a number.
     expected = _expected_number(ctx) if any(c.isdigit() for c in ctx.answer) else None
     if expected is not None:
@@ -425,9 +435,11 @@ def _alternatives(ctx: Context) -> Outcome:
 
 def _answer_format(ctx: Context) -> Outcome:
     """The task's format demands: Greek script, digits, or the answer exactly as written."""
-    key, text = ctx.key, ctx.head
+    key = ctx.key
+    if not key.answer_format and key.answer_script != "greek":
+        return _pass("no format demand")
+    text = ctx.extracted if key.answer_format == "verbatim" else ctx.head
     if key.answer_format == "verbatim":
-        text = ctx.extracted
         if _verbatim(text) in {_verbatim(answer) for answer in key.answers}:
             return _match(f"{text!r} is written exactly as demanded")
         return _veto(f"{text!r} is not written exactly as {key.answer!r}", "not_verbatim")

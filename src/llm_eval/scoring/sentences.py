@@ -25,7 +25,8 @@ def sentence_end(text: str) -> re.Match[str] | None:
     """The first sentence end in `text` that is not the dot of a title or abbreviation."""
     for match in _SENTENCE_END_RE.finditer(text):
         if match.group(0) == "." and match.end() < len(text.rstrip()):
-            word = _WORD_BEFORE_DOT_RE.search(text, 0, match.start())
+            # Abbreviations are short: look at a window before the dot, not the whole text.
+            word = _WORD_BEFORE_DOT_RE.search(text, max(0, match.start() - 24), match.start())
             if word and (_is_abbreviation(word.group(1)) or _is_initial(word.group(1))):
                 continue
         return match
