@@ -348,7 +348,11 @@ def _context(text: str, offset: int) -> str:
     rest = text[end:].lstrip() if end >= 0 else ""
     if rest.startswith(("(", "[")):
         line += " " + rest.splitlines()[0]
-    return line.strip()
+    return line.strip()[:_CONTEXT_CHARS]
+
+
+_CONTEXT_CHARS = 400
+"""A hedge further than this from the start of the answer's sentence is not about it."""
 
 
 _ANSWER_LINE_TOKENS = 5

@@ -285,7 +285,7 @@ def _committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     rival = _rival(ctx, head)
     if rival is not None:
         return _veto(f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor")
-    other = _aside_candidate(ctx, ctx.span, head)
+    other = _aside_candidate(ctx, ctx.span, head) if ctx.span.strip() != head else None
     if other is not None:
         return _veto(f"an aside of {ctx.span!r} offers {other!r} as another answer", "hedged")
     return _match(f"{what} in the committed answer {head!r}")
@@ -296,7 +296,9 @@ def _aside_candidate(ctx: Context, span: str, head: str) -> str | None:
     decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
     answer = set(ctx.answer_tokens)
 
-    names = _capitalised_words(span)
+    if not has_hedge_cue(span):
+        return None
+    names = frozenset() if decoys else _capitalised_words(span)
 
     def is_candidate(word: str) -> bool:
         if word in answer or word in STOPWORDS:
