@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from llm_eval.schemas import CallRecord
 from tests.conftest import REPO
 from tests.support.cli import llm_eval
+from tests.support.rows import make_row
 
 HEAVY = ("litellm", "mlflow", "pandas", "altair", "vl_convert")
 
@@ -200,3 +202,30 @@ def test_score_and_report_name_a_corrupt_trace_line_and_write_nothing(tmp_path: 
         result = llm_eval(*command)
         assert result.returncode == 1 and f"{trace}:2: not valid UTF-8" in result.stderr
     assert trace.read_bytes() == before and not (tmp_path / "r.md").exists()
+
+
+def test_score_reads_a_cut_off_reply_as_cut_off_and_explain_names_the_committed_span(
+    tmp_path: Path,
+) -> None:
+    cut = CallRecord(latency_s=1.0, attempts=1, finish_reason="length")
+    rows = [
+        make_row(task_id="cut", answer="96", response="so 96 candidates, and we still", calls=[cut]),  # noqa: E501
+        make_row(task_id="done", answer="96", response="96\n\nCheck: 100 - 4 = 96 ✓"),
+        make_row(
+            task_id="reason", answer="Τετάρτη", scorer="language", distractors=["Τρίτη"],
+            response="Απάντηση: Την Τετάρτη — η Τρίτη ήταν η αρχική μέρα.",
+        ),
+    ]  # fmt: skip
+    trace = tmp_path / "rows.jsonl"
+    trace.write_text("".join(row.model_dump_json() + "\n" for row in rows), encoding="utf-8")
+    assert llm_eval("score", "--results", str(trace)).returncode == 0
+    scored = {row["task_id"]: row for row in map(json.loads, trace.read_text().splitlines())}
+    assert (scored["cut"]["status"], scored["cut"]["score"]["method"]) == ("incorrect", "truncated")
+    assert scored["done"]["status"] == scored["reason"]["status"] == "correct"
+
+    explained = llm_eval("score", "--results", str(trace), "--explain", "cut")
+    assert explained.returncode == 0, explained.stderr
+    assert "cut off" in explained.stdout and "MATCH truncated" in explained.stdout
+    explained = llm_eval("score", "--results", str(trace), "--explain", "reason")
+    assert "committed_span: the reply commits to 'Την Τετάρτη'" in explained.stdout
+    assert "correct by containment" in explained.stdout

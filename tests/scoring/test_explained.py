@@ -78,15 +78,15 @@ def test_each_failure_class_holds_on_its_own(agreement: Agreement, name: str) ->
 @pytest.mark.parametrize(
     ("response", "answer", "distractors", "correct"),
     [
-        ("Απάντηση: Την Τετάρτη — η Τρίτη ήταν η αρχική μέρα που άλλαξε.", "Τετάρτη", ["Τρίτη"], True),
-        ("Απάντηση: Την Τρίτη — η Τετάρτη ήταν η αρχική μέρα που άλλαξε.", "Τετάρτη", ["Τρίτη"], False),
+        ("Απάντηση: Την Τετάρτη — η Τρίτη ήταν η αρχική μέρα που άλλαξε.", "Τετάρτη", ["Τρίτη"], True),  # noqa: E501
+        ("Απάντηση: Την Τρίτη — η Τετάρτη ήταν η αρχική μέρα που άλλαξε.", "Τετάρτη", ["Τρίτη"], False),  # noqa: E501
         ("44 € (40 το δωμάτιο + 4 φόρος)", "44", ["40"], True),
         ("Στο Ηράκλειο, όχι πια στα Χανιά όπως έλεγε το πρώτο μήνυμα", "Ηράκλειο", ["Χανιά"], True),
         ("Πάει στη Λαμία· δεν πάει στη Λάρισα.", "Λαμία", ["Λάρισα"], True),
         ("Δεν πάει στη Λάρισα.", "Λάρισα", ["Λαμία"], False),
         ("Όχι την Τρίτη, αλλά την Τετάρτη.", "Τετάρτη", ["Τρίτη"], True),
-        ("**Νίκος**\n\nΟ Μπάμπης απλώς έστειλε το μήνυμα, δεν κάνει αυτός τη διανομή.", "Νίκος", ["Μπάμπης"], True),
-        ("Ο Γιώργος καθυστέρησε. Άρα αυτός που έχασε το τρένο είναι ο Κώστας.", "Γιώργος", ["Κώστας"], False),
+        ("**Νίκος**\n\nΟ Μπάμπης απλώς έστειλε το μήνυμα, δεν κάνει αυτός τη διανομή.", "Νίκος", ["Μπάμπης"], True),  # noqa: E501
+        ("Ο Γιώργος καθυστέρησε. Άρα αυτός που έχασε το τρένο είναι ο Κώστας.", "Γιώργος", ["Κώστας"], False),  # noqa: E501
     ],
 )  # fmt: skip
 def test_a_decoy_in_a_reason_does_not_veto_the_committed_answer(
@@ -114,10 +114,10 @@ def test_a_hedge_is_refused_whichever_alternative_comes_first(response: str, kin
 @pytest.mark.parametrize(
     ("response", "truncated", "correct", "method"),
     [
-        ("…so there are 96 candidates, and we still have to remove the ones that", True, False, "truncated"),
+        ("…so there are 96 candidates, and we still have to remove the ones that", True, False, "truncated"),  # noqa: E501
         ("Final answer: 96\n\nLet me double-check by", True, True, "exact"),
         ("We found 96; the count we want is three times that.", False, False, "unfinished"),
-        ("60 cookies is 5 batches. Each batch takes 3 eggs, so multiply the batches by 3.", False, False, "unfinished"),
+        ("60 cookies is 5 batches. Each batch takes 3 eggs, so multiply the batches by 3.", False, False, "unfinished"),  # noqa: E501
         ("5 batches × 3 eggs = 15 eggs, and 15 + 81 = 96", False, True, "numeric_last"),
     ],
 )  # fmt: skip

@@ -102,7 +102,9 @@ class Clause:
 def _segments(span: str) -> list[str]:
     """`span` cut at brackets, dashes, semicolons and sentence ends, then at reason commas."""
     pieces: list[str] = []
-    parts = [sentence for part in _BREAK_RE.split(span) if part for sentence in split_sentences(part)]
+    parts = [
+        sentence for part in _BREAK_RE.split(span) if part for sentence in split_sentences(part)
+    ]
     for part in parts:
         if not part or not part.strip():
             continue
@@ -240,8 +242,8 @@ def aside_hedge(span: str, head: str, is_candidate: object) -> str | None:
 
 _FILLER_AFTER_CUE = frozenset(
     {"να", "ειναι", "και", "κι", "η", "ο", "το", "οι", "τα", "την", "τον", "τη", "στο", "στη",
-     "στην", "στον", "be", "it", "is", "the", "a", "an", "also", "even", "be", "was", "have",
-     "been", "να", "ηταν", "θα", "na", "kai", "einai", "i", "o", "to"}
+     "στην", "στον", "be", "it", "is", "the", "a", "an", "also", "even", "was", "have",
+     "been", "ηταν", "θα", "na", "kai", "einai", "i", "o", "to"}
 )  # fmt: skip
 
 

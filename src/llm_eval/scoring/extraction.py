@@ -4,14 +4,14 @@ Models state their answer in a handful of ways; we look for them from the most e
 the least: a marker ("Final answer:", "Απάντηση:", ...) or a `\\boxed{}` (whichever comes
 last in the text, since a model's last statement is its conclusion), then the last
 `**bold**` span, then a short first line or sentence that the rest explains (when the last
-line is commentary, not an answer), then the last non-empty line. Reasoning in `<think>` blocks is dropped
-first so that a thought such as "maybe the answer is 41" can never be extracted.
+line is commentary, not an answer), then the last non-empty line. Reasoning in `<think>`
+blocks is dropped first so that a thought such as "maybe the answer is 41" can never be
+extracted.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal

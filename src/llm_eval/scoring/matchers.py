@@ -255,7 +255,9 @@ def first_polarity(text: str) -> bool | None:
     return None
 
 
-_ENGLISH_POLAR = frozenset({"yes", "yeah", "yep", "no", "nope", "true", "false", "correct", "incorrect"})
+_ENGLISH_POLAR = frozenset(
+    {"yes", "yeah", "yep", "no", "nope", "true", "false", "correct", "incorrect"}
+)
 
 
 def english_polar_word(text: str) -> bool:
@@ -273,9 +275,16 @@ def one_edit_apart(first: str, second: str) -> bool:
         if len(diff) == 1:
             return True
         i = diff[0]
-        return len(diff) == 2 and diff[1] == i + 1 and first[i] == second[i + 1] and first[i + 1] == second[i]
+        return (
+            len(diff) == 2
+            and diff[1] == i + 1
+            and first[i] == second[i + 1]
+            and first[i + 1] == second[i]
+        )
     shorter, longer = sorted((first, second), key=len)
-    i = next((i for i, (a, b) in enumerate(zip(shorter, longer, strict=False)) if a != b), len(shorter))
+    i = next(
+        (i for i, (a, b) in enumerate(zip(shorter, longer, strict=False)) if a != b), len(shorter)
+    )
     return shorter[i:] == longer[i + 1 :]
 
 

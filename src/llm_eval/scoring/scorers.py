@@ -54,11 +54,11 @@ from llm_eval.scoring.extraction import (
     without_courtesy_tail,
 )
 from llm_eval.scoring.matchers import (
+    STOPWORDS,
     RegexTimeout,
     answer_content,
     answer_date,
     answer_number,
-    STOPWORDS,
     competing_candidate,
     conclusion_of,
     content_tokens,
@@ -83,10 +83,10 @@ from llm_eval.scoring.matchers import (
 )
 from llm_eval.scoring.normalize import (
     fold_text,
-    plain,
     has_greek,
     has_latin,
     number_words,
+    plain,
     tokens,
 )
 from llm_eval.scoring.numeric import (
@@ -377,7 +377,9 @@ def _yes_no(ctx: Context) -> Outcome:
         word = "yes" if given else "no"
         if has_greek(ctx.answer) and english_polar_word(text):
             # "Yes" for «ναι» translates the answer: a word of another language (policy).
-            return _veto(f"the {where} answers in English ({word}) for {ctx.answer!r}", "wrong_language")
+            return _veto(
+                f"the {where} answers in English ({word}) for {ctx.answer!r}", "wrong_language"
+            )
         if given == expected:
             return _match(f"the {where} says {word}")
         return _veto(f"the {where} says {word}")
@@ -883,7 +885,8 @@ def _span_note(ctx: Context) -> str:
         "boxed": "the last \\boxed{}",
         "bold": "the last bold span",
         "first_line": "a short first line that the rest explains",
-        "last_line": "the last line" + (", commentary: its last sentence" if ctx.searches_raw else ""),
+        "last_line": "the last line"
+        + (", commentary: its last sentence" if ctx.searches_raw else ""),
     }[extraction.rule]
     note = f"the reply commits to {ctx.head!r} ({how}"
     if ctx.span.strip() != ctx.head.strip():
@@ -907,7 +910,9 @@ def explain_text(
     ctx = Context(response, key)
     traces: list[RuleTrace] = []
     if chain is not None:
-        traces.append(RuleTrace("committed_span", ctx.extraction.answer is not None, _span_note(ctx)))
+        traces.append(
+            RuleTrace("committed_span", ctx.extraction.answer is not None, _span_note(ctx))
+        )
         if result.method == "truncated":
             traces.append(RuleTrace("truncated", True, result.detail))
         for rule in chain(ctx):
