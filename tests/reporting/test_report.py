@@ -119,7 +119,7 @@ def test_every_heading_present(report: str) -> None:
         "## AIMO3 by mode",
         "## Errors and coverage",
         "## Paired comparisons",
-        "## Language understanding by category",
+        "## Greek reading by category",
         "## Charts",
         "## Failed tasks",
         "### Wrong answers",
@@ -202,9 +202,9 @@ def test_paired_table(report: str) -> None:
 
 
 def test_category_breakdown(report: str) -> None:
-    categories = _section(report, "Language understanding by category")
+    categories = _section(report, "Greek reading by category")
     for category in CATEGORIES:
-        assert f"| {category} |" in categories
+        assert f"| language_understanding | {category} |" in categories
 
 
 def test_aimo3_table(report: str) -> None:
@@ -270,8 +270,10 @@ def test_item_analysis_by_difficulty_with_detectable_difference_and_flat_items()
             rows.append(support_row(model=model, benchmark="language_understanding",
                                     task_id=task, status=status, difficulty=level))  # fmt: skip
     text = render_report(rows, title="t")
-    assert "## Language understanding by difficulty" in text
-    hard = next(line for line in text.splitlines() if line.startswith("| hard"))
+    assert "## Greek reading by difficulty" in text
+    hard = next(
+        line for line in text.splitlines() if line.startswith("| language_understanding | hard")
+    )
     assert "1 / 2" in hard
     assert "not resolvable here" in text and "Minimum detectable difference" in text
     assert "every model answered right (they separate no model here, 2): lu_001, lu_004" in text
@@ -367,3 +369,24 @@ def test_plot_records_leave_an_unknown_cost_unknown() -> None:
 
     (record,) = plot_records([support_row(model="m", task_id="t1", usage=Usage(total_tokens=3))])
     assert record["cost_usd"] is None  # vega-lite drops it instead of drawing the model at $0
+
+
+def test_the_greek_sets_are_resolved_together_and_shown_by_difficulty() -> None:
+    rows = []
+    for model, wrong in (("a", {"gm_002"}), ("b", {"lu_001", "gm_001"})):
+        for benchmark, task, level in (
+            ("language_understanding", "lu_001", "easy"),
+            ("language_understanding", "lu_002", "hard"),
+            ("greek_messages", "gm_001", "hard"),
+            ("greek_messages", "gm_002", "medium"),
+        ):
+            status = "incorrect" if task in wrong else "correct"
+            rows.append(support_row(model=model, benchmark=benchmark, task_id=task,
+                                    status=status, difficulty=level))  # fmt: skip
+    text = render_report(rows, title="t")
+    resolve = _section(text, "What this suite can resolve")
+    together = _cells(_table_line(resolve, "Greek sets together"))
+    assert together[1] == "4"
+    difficulty = _section(text, "Greek reading by difficulty")
+    assert "| greek_messages | hard | 1 / 1" in difficulty and "three blind readers" in difficulty
+    assert "lu_002" in resolve  # every model right: separates no model

@@ -405,28 +405,46 @@ def _epoch_row(r: Mapping[str, Any]) -> list[str]:
 
 
 def _category_section(frame: pd.DataFrame) -> str:
-    """Categories of language_understanding x models; empty when it has no rows."""
+    """Categories of each Greek reading set x models; empty without Greek rows."""
     table = tb.category_table(frame)
     if table.empty:
         return ""
-    subset = frame[frame["benchmark"] == tb.LANGUAGE_BENCHMARK]
-    models = tb.ordered_models(subset)
-    cells = {(r["category"], r["display"]): fmt_cell(r) for r in table.to_dict("records")}
-    categories = sorted(table["category"].unique().tolist())
-    body = [[cat, *(cells.get((cat, m), "—") for m in models)] for cat in categories]
-    return "## Language understanding by category\n\n" + md_table(["Category", *models], body)
+    models = tb.ordered_models(frame[frame["benchmark"].isin(tb.GREEK_BENCHMARKS)])
+    cells = {(r["benchmark"], r["category"], r["display"]): fmt_cell(r)
+             for r in table.to_dict("records")}  # fmt: skip
+    keys = sorted({(r["benchmark"], r["category"]) for r in table.to_dict("records")},
+                  key=lambda k: (tb.GREEK_BENCHMARKS.index(k[0]), k[1]))  # fmt: skip
+    body = [[b, c, *(cells.get((b, c, m), "—") for m in models)] for b, c in keys]
+    return "## Greek reading by category\n\n" + md_table(["Benchmark", "Category", *models], body)
 
 
 def _difficulty_section(frame: pd.DataFrame) -> str:
-    """Language understanding accuracy per difficulty x model; empty without difficulties."""
+    """Each Greek reading set's accuracy per difficulty x model; empty without difficulties.
+
+    The difficulty of a task is measured: how many of three blind readers answered it right.
+    """
     table = tb.difficulty_table(frame)
     if table.empty:
         return ""
-    models = tb.ordered_models(frame[frame["benchmark"] == tb.LANGUAGE_BENCHMARK])
-    cells = {(r["difficulty"], r["display"]): fmt_cell(r) for r in table.to_dict("records")}
-    levels = [d for d in ("easy", "medium", "hard") if d in set(table["difficulty"])]
-    body = [[level, *(cells.get((level, m), "—") for m in models)] for level in levels]
-    return "## Language understanding by difficulty\n\n" + md_table(["Difficulty", *models], body)
+    models = tb.ordered_models(frame[frame["benchmark"].isin(tb.GREEK_BENCHMARKS)])
+    records = table.to_dict("records")
+    cells = {(r["benchmark"], r["difficulty"], r["display"]): fmt_cell(r) for r in records}
+    counts = {(r["benchmark"], r["difficulty"]): int(r["total"]) for r in records}
+    body = [
+        [b, level, *(cells.get((b, level, m), "—") for m in models)]
+        for b in tb.GREEK_BENCHMARKS
+        for level in ("easy", "medium", "hard")
+        if (b, level) in counts
+    ]
+    intro = (
+        "A task's difficulty is measured, not assigned: `easy` when three blind readers "
+        "answered it right, `medium` when two did, `hard` when at most one did "
+        "(`data/README.md`)."
+    )
+    return "\n\n".join(
+        ["## Greek reading by difficulty", intro,
+         md_table(["Benchmark", "Difficulty", *models], body)]
+    )  # fmt: skip
 
 
 def _item_analysis_section(frame: pd.DataFrame) -> str:
@@ -453,7 +471,7 @@ def _item_analysis_section(frame: pd.DataFrame) -> str:
                       ("all_wrong", "every model answered wrong")):  # fmt: skip
         if items[key]:
             listed = ", ".join(items[key])
-            text += ["", f"Language items {what} (they separate no model here, "
+            text += ["", f"Greek items {what} (they separate no model here, "
                      f"{len(items[key])}): {listed}"]  # fmt: skip
     return "\n".join(text)
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 BENCHMARK_ORDER: tuple[str, ...] = (
     "language_understanding",
+    "greek_messages",
     "sample_math",
     "sample_logic",
     "sample_multiturn",
@@ -38,6 +39,9 @@ AIMO3_MODES: dict[str, str] = {
 """The three AIMO3 benchmarks and the mode name each one stands for."""
 
 LANGUAGE_BENCHMARK = "language_understanding"
+GREEK_BENCHMARKS: tuple[str, ...] = ("language_understanding", "greek_messages")
+"""The Greek reading sets: shown by category and difficulty, and resolved together."""
+GREEK_TOGETHER = "Greek sets together"
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "model", "display", "simulated", "benchmark", "task_id", "category", "epoch", "status",
@@ -189,25 +193,22 @@ def model_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.merge(_usage_table(frame), on="display", how="left")
 
 
-def category_table(frame: pd.DataFrame, benchmark: str = LANGUAGE_BENCHMARK) -> pd.DataFrame:
-    """Accuracy per category x model inside one benchmark (empty if it has no rows)."""
-    return accuracy_table(frame[frame["benchmark"] == benchmark], ["category", "display"])
+def category_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy per Greek benchmark x category x model (empty without Greek rows)."""
+    subset = frame[frame["benchmark"].isin(GREEK_BENCHMARKS)]
+    return accuracy_table(subset, ["benchmark", "category", "display"])
 
 
-def difficulty_table(frame: pd.DataFrame, benchmark: str = LANGUAGE_BENCHMARK) -> pd.DataFrame:
-    """Accuracy per difficulty x model inside one benchmark (empty without difficulties)."""
-    subset = frame[(frame["benchmark"] == benchmark) & frame["difficulty"].notna()]
-    return accuracy_table(subset, ["difficulty", "display"])
+def difficulty_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy per Greek benchmark x difficulty x model (empty without difficulties)."""
+    subset = frame[frame["benchmark"].isin(GREEK_BENCHMARKS) & frame["difficulty"].notna()]
+    return accuracy_table(subset, ["benchmark", "difficulty", "display"])
 
 
-def non_discriminating(
-    frame: pd.DataFrame, benchmark: str = LANGUAGE_BENCHMARK
-) -> dict[str, list[str]]:
-    """Tasks every model got right, and tasks every model got wrong (error rows left out).
-
-    With fewer than two models nothing can discriminate, so both lists are empty.
-    """
-    subset = frame[(frame["benchmark"] == benchmark) & (frame["status"] != "error")]
+def non_discriminating(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Greek tasks every model got right, and those every model got wrong (error rows left
+    out). With fewer than two models nothing can discriminate, so both lists are empty."""
+    subset = frame[frame["benchmark"].isin(GREEK_BENCHMARKS) & (frame["status"] != "error")]
     if subset["display"].nunique() < 2:
         return {"all_right": [], "all_wrong": []}
     by_task = subset.groupby("task_id")["status"].agg(lambda s: set(s.tolist()))
@@ -236,7 +237,16 @@ def detectable_differences(frame: pd.DataFrame) -> pd.DataFrame:
             records.append({"benchmark": benchmark, "tasks": tasks, "mean": mean, "mdd": mdd})
     table = pd.DataFrame.from_records(records, columns=["benchmark", "tasks", "mean", "mdd"])
     order = _benchmark_rank(table["benchmark"])
-    return table.sort_values("benchmark", key=lambda s: s.map(order)).reset_index(drop=True)
+    table = table.sort_values("benchmark", key=lambda s: s.map(order)).reset_index(drop=True)
+    greek = frame[frame["benchmark"].isin(GREEK_BENCHMARKS)]
+    if greek["benchmark"].nunique() > 1:
+        tasks = suite_size(greek)
+        found = _mean_and_detectable(greek, tasks)
+        if found is not None:
+            together = {"benchmark": GREEK_TOGETHER, "tasks": tasks, "mean": found[0],
+                        "mdd": found[1]}  # fmt: skip
+            table = pd.concat([table, pd.DataFrame([together])], ignore_index=True)
+    return table
 
 
 def suite_size(frame: pd.DataFrame) -> int:
