@@ -24,6 +24,8 @@ from llm_eval.schemas import ModelConfig, Usage
 WRONG_SHARE = {"easy": 0.08, "medium": 0.25, "hard": 0.5, None: 0.25}
 """flaky: share of tasks answered wrongly, by the task's difficulty (hard items fail most)."""
 TRANSIENT_SHARE = 0.2  # flaky: share of first attempts that fail with a transient error
+GREEK_SETS = frozenset({"language_understanding", "greek_messages"})
+"""Greek reading benchmarks, answered in Greek, Greeklish, capitals or without accents."""
 
 _GREEKLISH = {
     "α": "a", "β": "v", "γ": "g", "δ": "d", "ε": "e", "ζ": "z", "η": "i", "θ": "th",
@@ -63,7 +65,7 @@ def surface_form(answer: str, hint: TaskHint, pick: float) -> str:
                  f"Απάντηση: {answer}"]  # fmt: skip
     elif hint.strict_form:
         forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**."]
-    elif hint.benchmark == "language_understanding":
+    elif hint.benchmark in GREEK_SETS:
         plain = strip_accents(answer)
         forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**.",
                  to_greeklish(answer), plain.upper(), f"{plain}."]  # fmt: skip
