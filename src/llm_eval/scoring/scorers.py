@@ -6,16 +6,17 @@ boundaries; `language` adds number words, dates, transliteration and token cover
 rule either credits the answer (match), rules it out (veto) or passes to the next; the
 first rule that does not pass decides, and its name becomes the verdict's `method`.
 
-Where containment looks. The extracted final answer is always searched. The rest of the
-response is searched only when the model gave no explicit answer (no marker, box or bold)
-and its last line is commentary rather than an answer (a question, or four or more content
-words): a short last line *is* the model's answer, and finding the expected answer earlier
-in the reasoning must not overrule it.
+The committed answer. Rules judge the head of the answer span (`commitment.py`): the
+first clause that offers something, before its reasons and asides, or the head of its
+conclusion. A decoy named in a reason, a negated clause or a "changed from" clause does not
+veto; an answer named only there is not credited. The rest of the response is searched only
+when the model gave no answer span of its own (no marker, box, bold or first-line answer)
+and its last line is commentary rather than an answer.
 
 Hedging. A segment that offers the answer as one alternative among others ("Μαρία ή
 Μαρίνα", "either Maria or Marina", "Maria/Marina", a bare list "Μαρία, Μαρίνα") never earns
-containment credit: the rule that finds the answer there vetoes instead, with method
-`hedged`. A disjunction elsewhere in a committed sentence does not hedge.
+credit (`hedged`), and neither does an answer beside an aside that offers another
+candidate ("412 (or possibly 413)", «Τρίτη, ίσως και Τετάρτη»), in every scorer.
 
 Yes/no. When the expected answer is yes or no, the first yes/no word of the final answer
 (or, failing that, of the first line) is the reply; "όχι, δεν είναι ναι" is a no, and "ναι
@@ -23,7 +24,9 @@ Yes/no. When the expected answer is yes or no, the first yes/no word of the fina
 
 Numbers. The `numeric` scorer reads the last `\\boxed{}` first, and a wrong box is final
 (`boxed_mismatch`) even if the right number appears elsewhere; without a box, a marked
-answer decides, and without a marker the last number of the response does.
+answer decides, and without a marker the last number of the response does, unless the
+reply ends on a step still to do (`unfinished`). A reply cut off before it committed to an
+answer is `truncated` (`score_key(..., truncated=True)`).
 """
 
 from __future__ import annotations
