@@ -79,7 +79,7 @@ def test_a_regex_prone_to_backtracking_is_a_warning(config_copy: Path) -> None:
 def test_the_language_tasks_format_fields_are_checked_at_their_line(config_copy: Path) -> None:
     path = config_copy / "data" / "language_understanding.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
-    lines[4] = lines[4].replace('"difficulty": "medium"', '"difficulty": "very hard"')
+    lines[4] = lines[4].replace('"difficulty": "easy"', '"difficulty": "very hard"')
     lines[6] = lines[6].replace(
         '"task_type": "single_turn"', '"answer_format": "roman", "task_type": "single_turn"'
     )

@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.support.suite import SUITE_TASKS
 
 pytestmark = pytest.mark.slow
 
@@ -192,11 +193,11 @@ def test_first_repro_runs_every_stage_on_the_full_suite(pipeline: Pipeline) -> N
     assert "warning" not in pipeline.first_output.lower(), pipeline.first_output
     for model in MODELS:
         lines = (pipeline.repo / f"results/traces/{model}.jsonl").read_text().splitlines()
-        assert len(lines) == 156
+        assert len(lines) == SUITE_TASKS
         metrics = json.loads((pipeline.repo / f"results/metrics/{model}.json").read_text())
         assert len(metrics) == 6, "the per-model file is the flat headline only"
         details = json.loads((pipeline.repo / f"results/details/{model}.json").read_text())
-        assert details["overall"]["total"] == 156
+        assert details["overall"]["total"] == SUITE_TASKS
     summary = json.loads((pipeline.repo / "results/summary.json").read_text())
     assert set(summary) == set(MODELS)
     assert git(pipeline.repo, "status", "--porcelain") == ""
@@ -240,7 +241,7 @@ def test_mlflow_has_a_run_per_stage_with_metrics_parent_and_traces(pipeline: Pip
     for model in MODELS:
         for stage in ("run", "score"):
             metrics = by_name[f"{stage}@{model}"].data.metrics
-            assert metrics["overall/total"] == 156
+            assert metrics["overall/total"] == SUITE_TASKS
             assert 0 <= metrics["strict_accuracy"] <= 1
             assert 0 <= metrics["language_understanding/strict_accuracy"] <= 1
         traces = client.search_traces(
@@ -249,12 +250,12 @@ def test_mlflow_has_a_run_per_stage_with_metrics_parent_and_traces(pipeline: Pip
             max_results=1000,
             include_spans=False,
         )
-        assert len(traces) == 156
+        assert len(traces) == SUITE_TASKS
         assert all([a.name for a in trace.info.assessments] == ["correct"] for trace in traces), (
             "the score stage logged one verdict per trace"
         )
     assert by_name["report"].data.metrics["mock-varied/strict_accuracy"] == 1.0
-    assert by_name["validate"].data.metrics["active_tasks"] == 156
+    assert by_name["validate"].data.metrics["active_tasks"] == SUITE_TASKS
     artifacts = {a.path for a in client.list_artifacts(by_name["report"].info.run_id, "charts")}
     assert "charts/benchmark-heatmap.svg" in artifacts
 

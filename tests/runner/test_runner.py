@@ -176,6 +176,13 @@ def test_rows_record_usage_and_calls(config_copy: Path, tmp_path: Path) -> None:
 
 
 def test_the_flaky_mock_misses_hard_language_items_most(config_copy: Path, tmp_path: Path) -> None:
+    # Measured difficulties are mostly `easy`: give the copy a third of each level, so the
+    # mock's dependence on difficulty is what is tested.
+    path = config_copy / "data" / "language_understanding.jsonl"
+    tasks = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for index, task in enumerate(tasks):
+        task["difficulty"] = ("easy", "medium", "hard")[index % 3]
+    path.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tasks), "utf-8")
     config = load_config(config_copy)
     output = tmp_path / "flaky.jsonl"
     runner = EvaluationRunner(

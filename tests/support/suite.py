@@ -4,6 +4,7 @@ from __future__ import annotations
 
 SUITE: dict[str, tuple[int, str]] = {
     "language_understanding": (108, "single_turn"),
+    "greek_messages": (335, "single_turn"),
     "sample_math": (8, "single_turn"),
     "sample_logic": (6, "single_turn"),
     "sample_multiturn": (2, "multi_turn"),
@@ -13,3 +14,8 @@ SUITE: dict[str, tuple[int, str]] = {
     "aimo3_reference_python_tools": (10, "tool_calling"),
 }
 SUITE_COUNTS: dict[str, int] = {name: count for name, (count, _) in SUITE.items()}
+SUITE_TASKS = sum(SUITE_COUNTS.values())
+"""491: the seed's 156 tasks and the 335 of `greek_messages`."""
+SEED_BENCHMARKS = [name for name in SUITE if name != "greek_messages"]
+"""The seed's eight benchmarks (156 tasks), for tests that need the whole suite's shapes but
+not its size."""
