@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,12 @@ from tests.support.rows import make_row
 HEAVY = ("litellm", "mlflow", "pandas", "altair", "vl_convert")
 
 
-def test_validate_reports_the_suite_and_starts_fast() -> None:
-    started = time.perf_counter()
+def test_validate_reports_the_suite() -> None:
+    # How fast it starts is checked by what it imports (below), not by a wall clock: these
+    # machines are shared and often busy.
     result = llm_eval("validate")
-    elapsed = time.perf_counter() - started
     assert result.returncode == 0, result.stderr
     assert "9 benchmarks, 491 tasks" in result.stdout
-    assert elapsed < 1.5, f"validate took {elapsed:.2f} s"
 
 
 @pytest.mark.parametrize("command", [["validate"], ["list-config"]])
