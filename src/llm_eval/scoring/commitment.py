@@ -288,7 +288,7 @@ def first_line_answer(text: str) -> str | None:
     if any(sign in first for sign in _WORKING_SIGNS):
         return None  # a line of working ("2(9 + π) = 30 ⇒ …"), not an answer
     candidate = first if next(lines, None) is not None else None
-    if candidate is None or _more_words_than(candidate, _SHORT_ANSWER_TOKENS):
+    if candidate is None or more_words_than(candidate, _SHORT_ANSWER_TOKENS):
         candidate = _short_lead(first)
         if candidate is None:
             return None
@@ -312,7 +312,7 @@ def _short_lead(line: str) -> str | None:
     end = sentence_end(line[:_LEAD_CHARS])
     if end is not None and _HAS_WORD_RE.search(line, end.end()):
         sentence = line[: end.start()]
-        if not _more_words_than(sentence, _SHORT_ANSWER_TOKENS):
+        if not more_words_than(sentence, _SHORT_ANSWER_TOKENS):
             return sentence
     lead = _LEAD_BREAK_RE.search(line, 0, _LEAD_CHARS)
     if lead is not None and _HAS_WORD_RE.search(line, lead.end()):
@@ -325,7 +325,7 @@ _LEAD_CHARS = 120
 _WORD_RE = re.compile(r"[^\W_]+")
 
 
-def _more_words_than(text: str, limit: int) -> bool:
+def more_words_than(text: str, limit: int) -> bool:
     """Whether `text` has more than `limit` words (without tokenising all of a long line)."""
     return sum(1 for _ in zip(range(limit + 1), _WORD_RE.finditer(text), strict=False)) > limit
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from llm_eval.scoring.commitment import first_line_answer
+from llm_eval.scoring.commitment import first_line_answer, more_words_than
 from llm_eval.scoring.normalize import LATEX_TEXT_RE, tokens
 from llm_eval.scoring.sentences import sentence_end, split_sentences
 
@@ -327,7 +327,7 @@ def extract_answer(response: str) -> Extraction:
         return Extraction(clean_answer(bold[0]), "bold", text, context=context)
     line = _last_line(text)
     asks = _ends_with_question(line)
-    if asks or len(tokens(line)) > _ANSWER_LINE_TOKENS:
+    if asks or more_words_than(line, _ANSWER_LINE_TOKENS):
         first = first_line_answer(text)
         if first is not None and clean_answer(first):
             context = _context(text, text.find(first))
