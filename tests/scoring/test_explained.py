@@ -87,6 +87,9 @@ def test_each_failure_class_holds_on_its_own(agreement: Agreement, name: str) ->
         ("Όχι την Τρίτη, αλλά την Τετάρτη.", "Τετάρτη", ["Τρίτη"], True),
         ("**Νίκος**\n\nΟ Μπάμπης απλώς έστειλε το μήνυμα, δεν κάνει αυτός τη διανομή.", "Νίκος", ["Μπάμπης"], True),  # noqa: E501
         ("Ο Γιώργος καθυστέρησε. Άρα αυτός που έχασε το τρένο είναι ο Κώστας.", "Γιώργος", ["Κώστας"], False),  # noqa: E501
+        # A negation's reach ends at the comma.
+        ("Η απάντηση δεν είναι Τετάρτη, είναι Τρίτη.", "Τρίτη", ["Τετάρτη"], True),
+        ("Δεν είναι Τρίτη, είναι Τετάρτη.", "Τρίτη", ["Τετάρτη"], False),  # noqa: E501
     ],
 )  # fmt: skip
 def test_a_decoy_in_a_reason_does_not_veto_the_committed_answer(

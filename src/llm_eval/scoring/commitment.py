@@ -129,8 +129,18 @@ def split_clauses(span: str, negation: bool = True) -> tuple[Clause, ...]:
 
 
 def _clause(text: str, negation: bool) -> Clause:
-    words = tokens(text)
-    return Clause(text, words, frozenset(set_aside(words, negation)))
+    """A clause; what a negation sets aside ends at the next comma ("δεν είναι Τετάρτη,
+    είναι Τρίτη" rejects Τετάρτη only)."""
+    words: list[str] = []
+    aside: set[int] = set()
+    for part in _COMMA_RE.split(text):
+        part_words = tokens(part)
+        aside.update(len(words) + i for i in set_aside(part_words, negation))
+        words.extend(part_words)
+    if tuple(words) != tokens(text):  # a comma inside a token: read the clause whole
+        whole = tokens(text)
+        return Clause(text, whole, frozenset(set_aside(whole, negation)))
+    return Clause(text, tuple(words), frozenset(aside))
 
 
 def set_aside(words: Sequence[str], negation: bool = True) -> set[int]:

@@ -210,7 +210,11 @@ def is_hedged(
 
 
 def _is_bare_list(segment: str) -> bool:
-    items = [item for item in _LIST_SEPARATOR_RE.split(segment) if tokens(item)]
+    # An item a negation rejects ("δεν είναι Τετάρτη, είναι Τρίτη") is not a candidate.
+    items = [
+        item for item in _LIST_SEPARATOR_RE.split(segment)
+        if tokens(item) and not NEGATORS.intersection(tokens(item))
+    ]  # fmt: skip
     if len(items) < 2:
         return False
     words = [content_tokens(item) for item in items]
