@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from llm_eval.scoring.normalize import fold, token_value, tokens, word_value
+from llm_eval.scoring import matchers
+from llm_eval.scoring.normalize import accent_tolerant, fold, token_value, tokens, word_value
 from llm_eval.scoring.sentences import sentence_end, split_sentences
 
 # Where an aside starts: a bracket, a dash between words, a semicolon or Greek ano teleia,
@@ -41,11 +42,13 @@ _BREAK_RE = re.compile(
     r"|\n+"
 )
 _COMMA_RE = re.compile(r"(?<!\d),|,(?!\d)")
-# Words that set aside what follows them in their clause.
-NEGATORS = frozenset(
-    {"δεν", "δε", "μη", "μην", "οχι", "ουτε", "den", "oxi", "ochi", "ohi", "oute",
-     "not", "no", "never", "nor", "neither", "isnt", "wasnt", "doesnt", "dont", "didnt",
-     "wont", "arent", "cannot", "αντι", "anti", "instead", "rather"}
+# Words that set aside what follows them in their clause: the matchers' negators and
+# rejecting words, and a few more forms of "not".
+NEGATORS = (
+    matchers.NEGATORS
+    | matchers.REJECTORS
+    | {"ohi", "nor", "neither", "wasnt", "doesnt", "dont", "didnt", "wont", "arent", "cannot",
+       "rather"}
 )  # fmt: skip
 # A clause about the first plan or the old value describes what no longer holds.
 _SUPERSEDED = frozenset(
@@ -221,11 +224,6 @@ def rejects(span: str, head: str, needle: Sequence[str], negation: bool = True) 
 NEGATIVE_QUESTION = re.compile(r"(?<![^\W_])(?:δεν|δε|μην|μη|not|όχι|οχι)(?![^\W_])", re.I)
 
 
-def offered_words(span: str) -> tuple[str, ...]:
-    """Every word of `span` that its clause does not set aside."""
-    return tuple(word for clause in split_clauses(span) for word in clause.offered)
-
-
 def aside_hedge(span: str, head: str, is_candidate: object) -> str | None:
     """A hedge outside the head: a cue ("or", "possibly", "ίσως") followed closely by another
     candidate. `is_candidate(word)` says which words count; returns the word, or None."""
@@ -257,13 +255,9 @@ _FILLER_AFTER_CUE = frozenset(
 )  # fmt: skip
 
 
-_ACCENTED = {"α": "αά", "ε": "εέ", "η": "ηή", "ι": "ιίϊΐ", "ο": "οό", "υ": "υύϋΰ", "ω": "ωώ",
-             "σ": "σς"}  # fmt: skip
-
-
 def _any_accent(word: str) -> str:
-    """A pattern for a folded Greek word, written with or without its accents."""
-    return "".join(f"[{_ACCENTED[c]}]" if c in _ACCENTED else re.escape(c) for c in word)
+    """A pattern for a folded cue (letters only), with or without accents and final sigma."""
+    return accent_tolerant(word).replace("σ", "[σς]")
 
 
 _CUE_RE = re.compile(

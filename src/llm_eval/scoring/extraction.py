@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Literal
 
 from llm_eval.scoring.commitment import first_line_answer, more_words_than
-from llm_eval.scoring.normalize import LATEX_TEXT_RE, tokens
+from llm_eval.scoring.normalize import LATEX_TEXT_RE, accent_tolerant, tokens
 from llm_eval.scoring.sentences import sentence_end, split_sentences
 
 ExtractionRule = Literal["marker", "boxed", "bold", "first_line", "last_line", "empty"]
@@ -31,22 +31,15 @@ _THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
 
 # Markers are matched case-insensitively with every Greek vowel allowed its accented forms,
 # so "ΑΠΑΝΤΗΣΗ:", "Απαντηση:" and "απάντηση :" all match without folding the whole text.
-_GREEK_VOWELS = {"α": "αά", "ε": "εέ", "η": "ηή", "ι": "ιίϊΐ", "ο": "οό", "υ": "υύϋΰ", "ω": "ωώ"}
-
-
-def _accent_tolerant(pattern: str) -> str:
-    return "".join(f"[{_GREEK_VOWELS[c]}]" if c in _GREEK_VOWELS else c for c in pattern)
-
-
-_APANTISI = _accent_tolerant("απαντηση")
+_APANTISI = accent_tolerant("απαντηση")
 _GREEKLISH_APANTISI = r"apa(?:n?t|n?d)h?[iyh]s[iyh]"
 _MARKER_RE = re.compile(
     rf"""(?:
-        \b(?:(?:final\s+)?answer|(?:{_accent_tolerant("τελικη")}\s+)?{_APANTISI}
+        \b(?:(?:final\s+)?answer|(?:{accent_tolerant("τελικη")}\s+)?{_APANTISI}
             |(?:teliki\s+)?{_GREEKLISH_APANTISI})
             [\s*_]*[:：]
       | \b(?:answer|{_APANTISI}|{_GREEKLISH_APANTISI})[\s*_]+
-            (?:is|{_accent_tolerant("ειναι")}|einai)\b[\s*_]*[:：]?
+            (?:is|{accent_tolerant("ειναι")}|einai)\b[\s*_]*[:：]?
     )""",
     re.X | re.I,
 )
@@ -72,7 +65,7 @@ _COURTESY_PHRASES = (
     r"καλη συνεχεια",
     r"\bπε[σς] μου\b",
 )
-_COURTESY_RE = re.compile("|".join(map(_accent_tolerant, _COURTESY_PHRASES)), re.I)
+_COURTESY_RE = re.compile("|".join(map(accent_tolerant, _COURTESY_PHRASES)), re.I)
 _WRAPPERS = (
     ("**", "**"),
     ("__", "__"),
@@ -275,7 +268,7 @@ def _last_line(text: str) -> str:
 
 _CHECK_RE = re.compile(
     rf"^\W*(?:check|verification|verify|checking|sanity check|double-check|proof"
-    rf"|{_accent_tolerant('ελεγχος')}|{_accent_tolerant('επαληθευση')}|elegxos)\b",
+    rf"|{accent_tolerant('ελεγχος')}|{accent_tolerant('επαληθευση')}|elegxos)\b",
     re.I,
 )
 

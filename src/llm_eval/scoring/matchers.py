@@ -390,7 +390,7 @@ def competing_candidate(
     does working that a conclusion settles: after the last "=", "άρα", "so", ... the text
     names the answer and no decoy ("18:20 + 40' + 10' = 19:10").
     """
-    conclusion = _conclusion(text)
+    conclusion = conclusion_of(text)
     if (
         conclusion is not None
         and conclusion != text
@@ -423,11 +423,6 @@ _CONCLUSION_RE = re.compile(
 
 
 def conclusion_of(text: str) -> str | None:
-    """What follows the last conclusion marker ("=", "άρα", "so", ...) of `text`, if any."""
-    return _conclusion(text)
-
-
-def _conclusion(text: str) -> str | None:
     """What follows the last conclusion marker in `text`, or None if it has none."""
     ends = [match.end() for match in _CONCLUSION_RE.finditer(text)]
     return text[ends[-1] :] if ends else None

@@ -81,6 +81,15 @@ def has_latin(text: str) -> bool:
     return _LATIN_LETTER_RE.search(text) is not None
 
 
+_GREEK_VOWELS = {"α": "αά", "ε": "εέ", "η": "ηή", "ι": "ιίϊΐ", "ο": "οό", "υ": "υύϋΰ", "ω": "ωώ"}
+
+
+def accent_tolerant(pattern: str) -> str:
+    """A regex pattern in which every unaccented Greek vowel also matches its accented forms,
+    so "απαντηση" finds "Απάντηση" without folding the text searched."""
+    return "".join(f"[{_GREEK_VOWELS[c]}]" if c in _GREEK_VOWELS else c for c in pattern)
+
+
 _PLAIN = str.maketrans("ϊϋ", "ιυ")
 
 

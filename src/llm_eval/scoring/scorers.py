@@ -121,6 +121,8 @@ class Context:
         self.key = key
         self.answer = key.answer
         self.answer_regex = key.answer_regex
+        self.rivals: dict[str, str | None] = {}
+        """`_rival`'s findings, by the text searched."""
 
     @cached_property
     def extraction(self) -> Extraction:
@@ -159,7 +161,7 @@ class Context:
         for a first-line answer, of the reply's last sentence; "" when there is none."""
         where = self.span
         if self.extraction.rule == "first_line":
-            lines = [line for line in self.extraction.text.splitlines() if tokens(line)]
+            lines = self.raw_lines
             sentences = [s for s in split_sentences(lines[-1]) if tokens(s)] if lines else []
             where = sentences[-1] if sentences else ""
         conclusion = conclusion_of(where)
@@ -269,14 +271,12 @@ def _committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
 
     conclusion, head = ctx.conclusion_head, ctx.head
     if ctx.extraction.rule == "first_line" and conclusion and found(head):
-        if not found(conclusion) and _rival(ctx, conclusion) is not None:
-            rival = _rival(ctx, conclusion)
+        if not found(conclusion) and (rival := _rival(ctx, conclusion)) is not None:
             return _veto(f"the reply concludes {conclusion!r}, naming {rival!r}", "distractor")
         conclusion = ""  # the first line is the answer; the conclusion only agrees with it
     if conclusion and found(conclusion):
         head = conclusion
-    elif conclusion and _rival(ctx, conclusion) is not None:
-        rival = _rival(ctx, conclusion)
+    elif conclusion and (rival := _rival(ctx, conclusion)) is not None:
         return _veto(f"the conclusion {conclusion!r} offers the decoy {rival!r}", "distractor")
     elif not found(head):
         gloss = gloss_after_head(ctx.span, head)
@@ -296,11 +296,10 @@ def _committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
 
 def _aside_candidate(ctx: Context, span: str, head: str) -> str | None:
     """Another candidate a hedge cue offers outside the head ("Mia (possibly Kate)")."""
-    decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
-    answer = set(ctx.answer_tokens)
-
     if not has_hedge_cue(span):
         return None
+    decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
+    answer = set(ctx.answer_tokens)
     names = frozenset() if decoys else _capitalised_words(span)
 
     def is_candidate(word: str) -> bool:
@@ -321,12 +320,15 @@ def _capitalised_words(text: str) -> frozenset[str]:
 
 
 def _rival(ctx: Context, text: str) -> str | None:
-    """A distractor of the task that `text` offers beside the answer."""
+    """A distractor of the task that `text` offers beside the answer (once per text: the
+    committed answer is often asked about by several rules)."""
     if not ctx.key.distractors:
         return None
-    return competing_candidate(
-        text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
-    )
+    if text not in ctx.rivals:
+        ctx.rivals[text] = competing_candidate(
+            text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+        )
+    return ctx.rivals[text]
 
 
 def _near_answer(ctx: Context, *, transliterate: bool) -> Callable[[str], bool]:
@@ -445,11 +447,12 @@ def _answer_format(ctx: Context) -> Outcome:
     key = ctx.key
     if not key.answer_format and key.answer_script != "greek":
         return _pass("no format demand")
-    text = ctx.extracted if key.answer_format == "verbatim" else ctx.head
     if key.answer_format == "verbatim":
+        text = ctx.extracted
         if _verbatim(text) in {_verbatim(answer) for answer in key.answers}:
             return _match(f"{text!r} is written exactly as demanded")
         return _veto(f"{text!r} is not written exactly as {key.answer!r}", "not_verbatim")
+    text = ctx.head
     if key.answer_script == "greek" and has_latin(text) and not has_greek(text):
         return _veto(f"the task demands Greek script; {text!r} is Latin", "wrong_script")
     if key.answer_format == "digits" and not any(c.isdigit() for c in text):
@@ -559,7 +562,7 @@ def _near_spelling(ctx: Context) -> Outcome:
     target = plain(needed[0])
     if len(target) < _SLIP_MIN_LETTERS or not target.isalpha():
         return _pass(f"{ctx.answer!r} is too short for a slip to be told from another word")
-    passage = {plain(w) for w in tokens(ctx.key.question or "")} - {target}
+    passage = {plain(w) for w in tokens(ctx.key.question)} - {target}
     passage |= {plain(w) for d in ctx.key.distractors for w in tokens(d)}
     head = ctx.head if ctx.extraction.rule == "first_line" else ctx.conclusion_head or ctx.head
     for word in map(plain, tokens(head)):
