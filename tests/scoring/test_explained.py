@@ -185,3 +185,12 @@ def test_explain_names_the_committed_span_and_the_deciding_rule() -> None:
     cut = explain_text("…so far 96, and we still", AnswerKey("96"), kind="numeric", truncated=True)
     assert [t.rule for t in cut[:2]] == ["committed_span", "truncated"]
     assert "incorrect by truncated" in cut[-1].detail
+
+
+def test_a_courtesy_opening_is_not_a_first_line_answer() -> None:
+    from llm_eval.scoring.commitment import first_line_answer
+
+    explained = "\nΗ συνάντηση είναι την Τρίτη στις δέκα το πρωί."
+    assert first_line_answer("Εντάξει." + explained) is None
+    assert first_line_answer("Ας δούμε." + explained) is None
+    assert first_line_answer("Τρίτη." + explained) == "Τρίτη."

@@ -77,10 +77,10 @@ HEDGE_CUES = frozenset(
 # "or" and "ή" are plain disjunctions; the others hedge only together with a candidate.
 _DISJUNCTIONS = frozenset({"or", "ειτε", "either", "eite"})
 _PREAMBLE = frozenset(
-    {"ασ", "let", "lets", "sure", "okay", "ok", "βεβαιωσ", "φυσικα", "εντασει", "εντaξει",
-     "εντάξει", "well", "so", "first", "step", "βημα", "here", "εδω", "αναλυση", "analysis",
+    {"ασ", "let", "lets", "sure", "okay", "ok", "βεβαιωσ", "φυσικα", "ενταξει", "well", "so",
+     "first", "step", "βημα", "here", "εδω", "αναλυση", "analysis",
      "solution", "λυση", "σκεψη", "thinking", "given", "we", "to", "γεια", "hi", "hello",
-     "καλη", "καλησπερα", "ασ δουμε", "note", "σημειωση", "συμφωνα", "according", "based"}
+     "καλη", "καλησπερα", "note", "σημειωση", "συμφωνα", "according", "based"}
 )  # fmt: skip
 _SHORT_ANSWER_TOKENS = 4
 _HAS_WORD_RE = re.compile(r"[^\W_]")
