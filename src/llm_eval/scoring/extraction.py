@@ -105,8 +105,8 @@ class Extraction:
     question: bool = False
     """The extracted line ended with a question mark (a follow-up question, not an answer)."""
     context: str = ""
-    """The whole line the answer was found on, with an aside paragraph right after it
-    ("(or 60 m² if …)"): where a hedge around the answer would be."""
+    """The answer's sentence to the end of its line, with an aside paragraph right after it
+    ("(or 60 m² if …)"), at most 400 characters: where a hedge around the answer would be."""
 
 
 def strip_reasoning(response: str) -> str:
@@ -242,7 +242,8 @@ def _last_bold_answer(text: str) -> tuple[str, int] | None:
         # A bold line on its own with more text below it is a heading, not the answer.
         if line.strip(" #*_") == content.strip() and line_start < last_line_start:
             continue
-        if tokens(content) and all(word in _STRESSED_WORDS for word in tokens(content)):
+        words = tokens(content)
+        if words and all(word in _STRESSED_WORDS for word in words):
             continue
         return content, match.start()
     return None
@@ -322,9 +323,9 @@ def extract_answer(response: str) -> Extraction:
     asks = _ends_with_question(line)
     if asks or more_words_than(line, _ANSWER_LINE_TOKENS):
         first = first_line_answer(text)
-        if first is not None and clean_answer(first):
-            context = _context(text, text.find(first))
-            return Extraction(clean_answer(first), "first_line", text, context=context)
+        answer = clean_answer(first) if first is not None else ""
+        if first is not None and answer:
+            return Extraction(answer, "first_line", text, context=_context(text, text.find(first)))
     context = _context(text, text.rfind(line))
     return Extraction(clean_answer(line), "last_line", text, question=asks, context=context)
 
