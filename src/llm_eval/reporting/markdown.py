@@ -410,9 +410,9 @@ def _category_section(frame: pd.DataFrame) -> str:
     if table.empty:
         return ""
     models = tb.ordered_models(frame[frame["benchmark"].isin(tb.GREEK_BENCHMARKS)])
-    cells = {(r["benchmark"], r["category"], r["display"]): fmt_cell(r)
-             for r in table.to_dict("records")}  # fmt: skip
-    keys = sorted({(r["benchmark"], r["category"]) for r in table.to_dict("records")},
+    records = table.to_dict("records")
+    cells = {(r["benchmark"], r["category"], r["display"]): fmt_cell(r) for r in records}
+    keys = sorted({(r["benchmark"], r["category"]) for r in records},
                   key=lambda k: (tb.GREEK_BENCHMARKS.index(k[0]), k[1]))  # fmt: skip
     body = [[b, c, *(cells.get((b, c, m), "—") for m in models)] for b, c in keys]
     return "## Greek reading by category\n\n" + md_table(["Benchmark", "Category", *models], body)
@@ -429,12 +429,12 @@ def _difficulty_section(frame: pd.DataFrame) -> str:
     models = tb.ordered_models(frame[frame["benchmark"].isin(tb.GREEK_BENCHMARKS)])
     records = table.to_dict("records")
     cells = {(r["benchmark"], r["difficulty"], r["display"]): fmt_cell(r) for r in records}
-    counts = {(r["benchmark"], r["difficulty"]): int(r["total"]) for r in records}
+    present = {(r["benchmark"], r["difficulty"]) for r in records}
     body = [
         [b, level, *(cells.get((b, level, m), "—") for m in models)]
         for b in tb.GREEK_BENCHMARKS
         for level in ("easy", "medium", "hard")
-        if (b, level) in counts
+        if (b, level) in present
     ]
     intro = (
         "A task's difficulty is measured, not assigned: `easy` when three blind readers "

@@ -213,7 +213,7 @@ def _is_bare_list(segment: str) -> bool:
     # An item a negation rejects ("δεν είναι Τετάρτη, είναι Τρίτη") is not a candidate.
     items = [
         item for item in _LIST_SEPARATOR_RE.split(segment)
-        if tokens(item) and not NEGATORS.intersection(tokens(item))
+        if (item_words := tokens(item)) and not NEGATORS.intersection(item_words)
     ]  # fmt: skip
     if len(items) < 2:
         return False
