@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from llm_eval.config.validation import validate
@@ -36,9 +35,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once(config_copy: Path) -> None:
         bomb.append(f"a{level}: &a{level} [{refs}]")
     params = config_copy / "params.yaml"
     params.write_text(params.read_text(encoding="utf-8") + "\n".join(bomb) + "\n")
-    started = time.perf_counter()
-    text = problems_text(config_copy)
-    assert time.perf_counter() - started < 5
+    text = problems_text(config_copy)  # expanded, the aliases would be 10**9 items
     assert f"{params}:" in text and "aliases expand the document" in text
 
 

@@ -92,7 +92,7 @@ def test_latency_is_respected() -> None:
         started = time.monotonic()
         assert post(server, chat_body()).status_code == 200
         elapsed = time.monotonic() - started
-    assert 0.3 <= elapsed < 1.0
+    assert elapsed >= 0.3  # a lower bound only: a busy machine can only add time
 
 
 def test_reasoning_fields() -> None:
@@ -268,11 +268,10 @@ async def test_64_concurrent_requests_overlap() -> None:
     with start_stub(latency_s=0.5) as server:
         limits = httpx.Limits(max_connections=128)
         async with httpx.AsyncClient(base_url=server.base_url, limits=limits) as client:
-            started = time.monotonic()
             responses = await asyncio.gather(
                 *(client.post("/chat/completions", json=chat_body(str(i))) for i in range(64))
             )
-            elapsed = time.monotonic() - started
         assert server.total_requests == 64
+        # All 64 were held open at once: the latency overlaps rather than adds up.
+        assert server.peak_in_flight == 64
     assert all(r.status_code == 200 for r in responses)
-    assert elapsed < 1.5, f"64 requests took {elapsed:.2f} s"

@@ -186,6 +186,8 @@ class StubServer:
         self._received: list[ReceivedRequest] = []
         self._status_counts: Counter[int] = Counter()
         self._dropped = 0
+        self._in_flight = 0
+        self._peak_in_flight = 0  # most chat requests held open at one moment
         self._seen: Counter[str] = Counter()  # body hash -> arrivals, drives fault_for
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
@@ -285,6 +287,7 @@ class StubServer:
             self._received.clear()
             self._status_counts.clear()
             self._dropped = 0
+            self._peak_in_flight = self._in_flight
             if attempts:
                 self._seen.clear()
 
@@ -314,6 +317,12 @@ class StubServer:
             return Counter(self._status_counts)
 
     @property
+    def peak_in_flight(self) -> int:
+        """The most chat requests the server held open at one moment (overlap, not timing)."""
+        with self._lock:
+            return self._peak_in_flight
+
+    @property
     def dropped(self) -> int:
         with self._lock:
             return self._dropped
@@ -331,7 +340,14 @@ class StubServer:
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await _read_json(request)
         config, fault = self._record(request, body)
-        await asyncio.sleep(config.latency_s)
+        with self._lock:
+            self._in_flight += 1
+            self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+        try:
+            await asyncio.sleep(config.latency_s)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
         if body is None:
             return self._respond(400, self._error(request, config, "Invalid JSON body", 400))
         if not _valid_messages(body.get("messages")):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -49,18 +50,21 @@ def test_batches_are_full_when_rows_trickle_in(monkeypatch: pytest.MonkeyPatch) 
 def test_a_partial_batch_is_written_after_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live, "BATCH_WAIT_S", 0.2)
 
+    first_batch_taken = threading.Event()
+
     class Slow(io.StringIO):
         def __iter__(self):  # type: ignore[override]
             yield '{"n": 1}\n'
-            time.sleep(0.6)  # longer than the wait: the first row goes out alone
+            # The second row waits until the first went out on its own: only the batch wait
+            # can release it, so a batcher that waited for a full batch would fail here.
+            first_batch_taken.wait(timeout=30)
             yield '{"n": 2}\n'
 
-    started = time.monotonic()
-    seen = []
+    sizes = []
     for batch in live.batches(Slow()):
-        seen.append((len(batch), time.monotonic() - started))
-    assert [size for size, _ in seen] == [1, 1]
-    assert seen[0][1] < 0.5
+        sizes.append(len(batch))
+        first_batch_taken.set()
+    assert sizes == [1, 1]
 
 
 def test_an_error_row_is_a_failed_trace_with_an_error_assessment(tmp_path: Path) -> None:
