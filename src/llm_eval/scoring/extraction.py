@@ -220,10 +220,11 @@ def clean_answer(text: str) -> str:
 def _unwrap(text: str) -> str:
     """Remove one layer of each wrapping pair that encloses the whole text."""
     for opening, closing in _WRAPPERS:
+        if not (text.startswith(opening) and text.endswith(closing)):
+            continue
         inner = text[len(opening) : -len(closing)]
-        encloses = text.startswith(opening) and text.endswith(closing) and bool(inner)
         # "(a) or (b)" starts and ends with brackets but is not wrapped by them.
-        if encloses and opening not in inner and closing not in inner:
+        if inner and opening not in inner and closing not in inner:
             text = inner
     return text
 
