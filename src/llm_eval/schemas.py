@@ -328,6 +328,9 @@ class ToolCallRecord(BaseModel):
     error: str | None = Field(None, description="Why the call could not run, if it could not.")
     duration_s: float | None = None
     isolation: list[str] = Field(default_factory=list, description="Sandbox measures applied.")
+    refused: bool = Field(
+        False, description="The benchmark does not offer this tool, so the call did not run."
+    )
 
 
 class CallRecord(BaseModel):

@@ -68,7 +68,8 @@ class StubConfig:
     `Retry-After` header of 429s (seconds, or an HTTP date from `http_date`); `slow` faults
     sleep `slow_s` before answering normally, so the client should time out first;
     `echo_api_key` puts the received `Authorization` header into error bodies, to prove the
-    harness redacts keys it logs.
+    harness redacts keys it logs; `call_tool` names the tool the model calls instead of the
+    first one offered, even when the request offers it no tools (a model going off-script).
     """
 
     latency_s: float = 0.0
@@ -83,6 +84,7 @@ class StubConfig:
     retry_after: str | None = None
     slow_s: float = 30.0
     echo_api_key: bool = False
+    call_tool: str | None = None
     models: tuple[str, ...] = ("stub-model",)
 
     def __post_init__(self) -> None:
@@ -492,8 +494,9 @@ def _reply_message(config: StubConfig, body: Body) -> tuple[Body, str]:
     if tool_messages:
         return _assistant(_text_of(tool_messages[-1].get("content")).strip()), "stop"
     tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-    if tools and config.tool_mode != "ignore":
-        return _tool_call(config, body, tools[0]), "tool_calls"
+    if (tools or config.call_tool) and config.tool_mode != "ignore":
+        name = config.call_tool or _tool_name(tools[0])
+        return _tool_call(config, body, name), "tool_calls"
     content = config.answer_fn(body)
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     if isinstance(limit, int) and _approx_tokens(content) > limit:
@@ -505,8 +508,8 @@ def _assistant(content: str | None) -> Body:
     return {"role": "assistant", "content": content, "refusal": None}
 
 
-def _tool_call(config: StubConfig, body: Body, tool: Body) -> Body:
-    """Call the first tool with `{"code": "print(<answer>)"}` (or broken JSON if asked)."""
+def _tool_call(config: StubConfig, body: Body, name: str) -> Body:
+    """Call tool `name` with `{"code": "print(<answer>)"}` (or broken JSON if asked)."""
     code = f"print({config.answer_fn(body)!r})"
     arguments = json.dumps({"code": code})
     if config.tool_mode == "invalid_json":
@@ -516,7 +519,7 @@ def _tool_call(config: StubConfig, body: Body, tool: Body) -> Body:
         {
             "id": "call_" + canonical_body_hash(body)[:24],
             "type": "function",
-            "function": {"name": _tool_name(tool), "arguments": arguments},
+            "function": {"name": name, "arguments": arguments},
         }
     ]
     return message

@@ -24,7 +24,9 @@ async def tool_loop_flow(task: Task, ctx: FlowContext) -> FlowResult:
         if not reply.tool_calls:
             return FlowResult(messages, reply.content, "\n\n".join(reasoning) or None, records)
         for call in reply.tool_calls:
-            record = await ctx.tools.execute(call.id, call.name, call.arguments)
+            record = await ctx.tools.execute(
+                call.id, call.name, call.arguments, offered=ctx.tool_names
+            )
             records.append(record)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": record.result})
     # Out of rounds: one last call without tools, so the row still has an answer to score.

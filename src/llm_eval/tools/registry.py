@@ -103,13 +103,19 @@ class ToolRegistry:
         """Registered in code and enabled in `configs/tools.yaml`."""
         return name in _TOOLS and name in self._settings
 
-    async def execute(self, call_id: str, name: str, arguments: str) -> ToolCallRecord:
+    async def execute(
+        self, call_id: str, name: str, arguments: str, *, offered: Sequence[str]
+    ) -> ToolCallRecord:
         """Run one tool call; a bad name or bad JSON arguments becomes an error result.
 
-        What a tool prints is redacted here, where it enters the conversation, so neither the
-        model, nor the trace, nor the cache ever holds a secret a tool could reach.
+        `offered` are the tools the task's benchmark gives the model: a call to any other
+        tool, even an enabled one, is refused here, where tools run, whatever the model was
+        shown. What a tool prints is redacted here, where it enters the conversation, so
+        neither the model, nor the trace, nor the cache ever holds a secret a tool could reach.
         """
         record = ToolCallRecord(id=call_id, name=name, arguments=redact(arguments))
+        if name not in offered:
+            return _refused(record, offered)
         if not self.is_available(name):
             return _failed(record, f"unknown or disabled tool {name!r}")
         try:
@@ -127,6 +133,13 @@ class ToolRegistry:
                 "isolation": list(outcome.isolation),
             }
         )
+
+
+def _refused(record: ToolCallRecord, offered: Sequence[str]) -> ToolCallRecord:
+    """A call to a tool the benchmark does not offer: not run, marked in the trace."""
+    choices = ", ".join(sorted(offered)) or "none"
+    message = f"tool {record.name!r} is not offered in this task (offered: {choices})"
+    return _failed(record, message).model_copy(update={"refused": True})
 
 
 def _failed(record: ToolCallRecord, message: str) -> ToolCallRecord:

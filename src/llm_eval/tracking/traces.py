@@ -149,7 +149,11 @@ def _tool_spans(row: TraceRow, round_end: dict[str, int], fallback_ns: int) -> l
                 end_ns=end,
                 inputs=redacted({"arguments": record.arguments}),
                 outputs=redacted({"result": record.result, "error": record.error}),
-                attributes={"tool_call_id": record.id, "isolation": list(record.isolation)},
+                attributes={
+                    "tool_call_id": record.id,
+                    "isolation": list(record.isolation),
+                    "refused": record.refused,
+                },
                 error=record.error is not None,
             )
         )
