@@ -172,11 +172,7 @@ class ToolConfig(_Strict):
     open_files: int = Field(64, gt=0)
     output_bytes: int = Field(65536, gt=0)
     tmpfs_mb: int | None = Field(
-        None, gt=0, description="Size of the call's private work directory and /tmp (MB)."
-    )
-    masked_dirs: list[str] = Field(
-        default_factory=list,
-        description="Directories hidden from the code; the runner adds the config root.",
+        None, gt=0, description="Size of each of the call's work directory, /tmp, /dev/shm (MB)."
     )
 
 

@@ -172,7 +172,7 @@ class EvaluationRunner:
         )
         use_cache = runner.cache if use_cache is None else use_cache
         cache = ResponseCache(cache_dir(config.root)) if use_cache else None
-        self.tools = ToolRegistry(config.tools, masked_dirs=[str(config.root.resolve())])
+        self.tools = ToolRegistry(config.tools)
         self.summary = RunSummary(output, run_id or new_run_id())
         self.clients = self._clients(provider_factory, cache)
         self._global = asyncio.Semaphore(runner.global_limit)

@@ -71,7 +71,6 @@ async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> T
         open_files=settings.open_files,
         output_bytes=settings.output_bytes,
         tmpfs_mb=settings.tmpfs_mb,
-        masked_dirs=tuple(settings.masked_dirs),
     )
     result = await run_python(code, limits)
     return ToolOutcome(result.to_tool_content(), tuple(result.isolation))
@@ -85,15 +84,8 @@ def registered_tool_names() -> list[str]:
 class ToolRegistry:
     """The enabled tools of one run: their schemas for the model and their execution."""
 
-    def __init__(
-        self, settings: Mapping[str, ToolConfig], *, masked_dirs: Sequence[str] = ()
-    ) -> None:
-        """`masked_dirs` are hidden from every tool call (the suite's own files, the answers)."""
-        self._settings = {
-            name: cfg.model_copy(update={"masked_dirs": [*cfg.masked_dirs, *masked_dirs]})
-            for name, cfg in settings.items()
-            if cfg.enabled
-        }
+    def __init__(self, settings: Mapping[str, ToolConfig]) -> None:
+        self._settings = {name: cfg for name, cfg in settings.items() if cfg.enabled}
 
     def schemas(self, names: list[str]) -> list[dict[str, Any]]:
         """OpenAI tool schemas of `names`, in order, skipping tools that are not enabled."""
