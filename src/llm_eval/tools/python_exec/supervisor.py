@@ -42,14 +42,14 @@ async def run_python(code: str, limits: PythonExecLimits = _DEFAULT_LIMITS) -> P
     """
     started = time.monotonic()
     async with call_cgroups(limits) as groups:
-        with _code_file(code) as code_fd, _info_pipe() as (info_r, info_w):
+        with _code_file(code) as code_fd, _info_pipe() as info:
             memory_cgroup = "memory_cgroup" in groups.applied
             command = bwrap_command(limits, rlimits(limits, memory_cgroup=memory_cgroup),
-                                    code_fd, info_w)  # fmt: skip
-            proc = await _spawn(command, groups, (code_fd, info_w))
-            os.close(info_w)
+                                    code_fd, info.write_fd)  # fmt: skip
+            proc = await _spawn(command, groups, (code_fd, info.write_fd))
+            info.close_write_end()  # only bwrap writes; EOF once it is gone
             capture, kill = await _supervise(proc, limits)
-            started_code = _sandbox_started(info_r)
+            started_code = info.reported()
         # Read before the group is removed with its counters.
         if kill is None and groups.oom_killed():
             kill = "memory"
@@ -80,16 +80,39 @@ def _code_file(code: str) -> Iterator[int]:
         os.close(fd)
 
 
-@contextlib.contextmanager
-def _info_pipe() -> Iterator[tuple[int, int]]:
+class _InfoPipe:
     """bwrap writes its sandbox's details here once the sandbox is built."""
-    info_r, info_w = os.pipe()
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self._write_open = True
+
+    def close_write_end(self) -> None:
+        # Exactly once: a second close could hit a descriptor another call now owns.
+        if self._write_open:
+            self._write_open = False
+            os.close(self.write_fd)
+
+    def reported(self) -> bool:
+        """True once bwrap reported the sandbox built (it writes before the code runs)."""
+        os.set_blocking(self.read_fd, False)
+        try:
+            return bool(os.read(self.read_fd, 1 << 16))
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self.close_write_end()
+        os.close(self.read_fd)
+
+
+@contextlib.contextmanager
+def _info_pipe() -> Iterator[_InfoPipe]:
+    info = _InfoPipe()
     try:
-        yield info_r, info_w
+        yield info
     finally:
-        os.close(info_r)
-        with contextlib.suppress(OSError):
-            os.close(info_w)
+        info.close()
 
 
 async def _spawn(
@@ -141,15 +164,6 @@ async def _finish_readers(readers: list[asyncio.Task[None]]) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*readers, return_exceptions=True)
-
-
-def _sandbox_started(info_r: int) -> bool:
-    """True once bwrap reported the sandbox built (it writes its info before the code runs)."""
-    os.set_blocking(info_r, False)
-    try:
-        return bool(os.read(info_r, 1 << 16))
-    except OSError:
-        return False
 
 
 def _failure_text(return_code: int, stderr: str) -> str:
