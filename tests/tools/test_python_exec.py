@@ -31,6 +31,7 @@ from llm_eval.tools.python_exec import (
     command,
     run_python,
 )
+from llm_eval.tools.python_exec.cgroups import _hierarchies
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -621,6 +622,17 @@ async def test_sandbox_dies_with_the_harness(
         assert survivors == []
         left = [p for p in scratch.rglob("*") if not p.is_dir()]
         assert left == []  # the call's files lived in its own tmpfs
+        # The killed harness could not remove its cgroups; the next harness to start does.
+        cleaner = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", HARNESS, "pass", cwd=REPO_ROOT
+        )
+        await cleaner.wait()
+        stale = [
+            group
+            for hierarchy in _hierarchies()
+            for group in hierarchy.base.glob(f"call-*-{harness.pid}-*")
+        ]
+        assert stale == []
     finally:
         _kill_all(_live_processes_named(marker))
         if harness.returncode is None:

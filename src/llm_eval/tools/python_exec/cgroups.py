@@ -64,7 +64,7 @@ class CallCgroups:
 async def call_cgroups(limits: PythonExecLimits) -> AsyncIterator[CallCgroups]:
     """Per-call groups with the call's memory and process limits, emptied and removed after."""
     groups = CallCgroups()
-    name = f"call-{os.getpid()}-{next(_CALL_NUMBERS)}"
+    name = f"call-{_pid_namespace()}-{os.getpid()}-{next(_CALL_NUMBERS)}"
     try:
         for hierarchy in _hierarchies():
             _make_group(groups, hierarchy, hierarchy.base / name, limits)
@@ -167,7 +167,29 @@ def _hierarchies() -> tuple[_Hierarchy, ...]:
             if hierarchy is not None:
                 found.append(hierarchy)
                 covered |= hierarchy.controllers
+    for hierarchy in found:
+        _remove_stale_groups(hierarchy.base)
     return tuple(found)
+
+
+def _pid_namespace() -> int:
+    """Names carry the PID namespace, so only pids we can see are checked for being alive."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _remove_stale_groups(base: Path) -> None:
+    """Groups left by harness processes that died mid-call (their cleanup never ran)."""
+    namespace = str(_pid_namespace())
+    with contextlib.suppress(OSError):
+        for entry in base.iterdir():
+            match = re.fullmatch(r"call-(\d+)-(\d+)-\d+", entry.name)
+            if match and match[1] == namespace and not Path(f"/proc/{match[2]}").exists():
+                _kill_members(entry)
+                with contextlib.suppress(OSError):
+                    entry.rmdir()
 
 
 def _v2_hierarchy(root: Path) -> _Hierarchy | None:
