@@ -18,6 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from llm_eval.errors import LlmEvalError
 from llm_eval.tools.python_exec.limits import MIB, SCRATCH_MOUNTS, PythonExecLimits
 
 WORKDIR = SCRATCH_MOUNTS[0]
@@ -29,7 +30,7 @@ _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 
 
-class SandboxUnavailableError(RuntimeError):
+class SandboxUnavailableError(LlmEvalError):
     """bwrap is missing or cannot build the sandbox here; no call runs without it."""
 
 
