@@ -78,7 +78,9 @@ def test_thirty_percent_transient_faults_leave_no_error_rows(stub_root, tmp_path
     ]
     faulted = [r for r in stub.received if r.fault is not None]
     assert len(faulted) > 30  # the faults really happened...
-    assert sum(row.attempts for row in rows) == stub.total_requests  # ...and no hidden retries
+    # ...and no hidden retries: every request the server saw is an attempt a row counts. An
+    # attempt can time out before a loaded server reads it, so the rows may count more.
+    assert stub.total_requests <= sum(row.attempts for row in rows)
     assert any(row.attempts > len(row.calls) for row in rows)
     assert summary.statuses["error"] == 0
 
