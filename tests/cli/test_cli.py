@@ -23,7 +23,7 @@ def test_validate_reports_the_suite() -> None:
     # machines are shared and often busy.
     result = llm_eval("validate")
     assert result.returncode == 0, result.stderr
-    assert "9 benchmarks, 491 tasks" in result.stdout
+    assert "9 benchmarks, 521 tasks" in result.stdout
 
 
 @pytest.mark.parametrize("command", [["validate"], ["list-config"]])
@@ -56,7 +56,7 @@ def test_mock_run_of_the_whole_suite_then_score_and_report(tmp_path: Path) -> No
     per_model: dict[str, int] = {}
     for row in rows:
         per_model[row["model"]] = per_model.get(row["model"], 0) + 1
-    assert per_model == {"mock-varied": 491, "mock-flaky": 491}
+    assert per_model == {"mock-varied": 521, "mock-flaky": 521}
     assert {row["status"] for row in rows} <= {"correct", "incorrect", "error"}
     tool_rows = [r for r in rows if r["benchmark"] == "sample_tools"]
     assert all(r["tool_calls"] and r["tool_calls"][0]["name"] == "python_exec" for r in tool_rows)
@@ -75,7 +75,7 @@ def test_mock_run_of_the_whole_suite_then_score_and_report(tmp_path: Path) -> No
     made = llm_eval("report", "--results", str(trace), "--output", str(report), "--no-charts")
     assert made.returncode == 0, made.stderr
     text = report.read_text(encoding="utf-8")
-    assert "491" in text and "simulated" in text.lower()
+    assert "521" in text and "simulated" in text.lower()
 
 
 def test_a_real_model_without_its_key_fails_before_any_request(tmp_path: Path) -> None:

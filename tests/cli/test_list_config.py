@@ -27,7 +27,7 @@ def test_names_stay_whole_at_80_columns() -> None:
                  "python_exec"):  # fmt: skip
         assert name in result.stdout
     assert re.search(r"language_understanding\s+108\s", result.stdout)
-    assert "9 active benchmarks, 491 tasks" in result.stdout
+    assert "9 active benchmarks, 521 tasks" in result.stdout
 
 
 def test_categories_lists_each_benchmark_with_counts() -> None:

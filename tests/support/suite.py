@@ -4,7 +4,7 @@ from __future__ import annotations
 
 SUITE: dict[str, tuple[int, str]] = {
     "language_understanding": (108, "single_turn"),
-    "greek_messages": (335, "single_turn"),
+    "greek_messages": (365, "single_turn"),
     "sample_math": (8, "single_turn"),
     "sample_logic": (6, "single_turn"),
     "sample_multiturn": (2, "multi_turn"),
@@ -15,7 +15,7 @@ SUITE: dict[str, tuple[int, str]] = {
 }
 SUITE_COUNTS: dict[str, int] = {name: count for name, (count, _) in SUITE.items()}
 SUITE_TASKS = sum(SUITE_COUNTS.values())
-"""491: the seed's 156 tasks and the 335 of `greek_messages`."""
+"""521: the seed's 156 tasks and the 365 of `greek_messages`."""
 SEED_BENCHMARKS = [name for name in SUITE if name != "greek_messages"]
 """The seed's eight benchmarks (156 tasks), for tests that need the whole suite's shapes but
 not its size."""
