@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 _KEY_PATTERNS = [
     re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
     re.compile(r"(?i)((?:api[_-]?key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
 ]
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]+@")
+"""`user:password@` (or a bare token) between a URL's scheme and its host."""
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+"""Half of a UTF-16 pair alone (a proxy that cut an emoji): valid JSON, not encodable UTF-8."""
 _SECRET_NAME = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH)")
 """Names of settings and environment variables whose values are treated as secrets."""
 REDACTED = "[REDACTED]"
@@ -41,13 +46,41 @@ def secret_values() -> list[str]:
 
 
 def redact(text: str, extra_secrets: list[str] | None = None) -> str:
-    """Replace known secret values and key-shaped strings with a marker."""
+    """The text as it may be stored: known secret values, key-shaped strings and URL
+    credentials replaced by a marker, lone surrogates escaped (`\\ud800`).
+
+    Every stored text passes here, so this is also where a text becomes writable as UTF-8.
+    """
     for secret in [*(extra_secrets or []), *secret_values()]:
         if secret:
             text = text.replace(secret, REDACTED)
     for pattern in _KEY_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
-    return text
+    text = _URL_CREDENTIALS.sub(r"\1***@", text)
+    return escape_lone_surrogates(text)
+
+
+def redact_data(value: Any) -> Any:
+    """`value` with every string inside it (mapping keys too) passed through `redact`."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_data(key): redact_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(item) for item in value]
+    return value
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """Lone surrogates as their `\\uXXXX` escape text; every other character kept."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def has_url_credentials(url: str) -> bool:
+    """Whether a URL carries a user name or password before its host."""
+    return bool(_URL_CREDENTIALS.search(url))
 
 
 def error_line(exc: BaseException, limit: int = 500) -> str:

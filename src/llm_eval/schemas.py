@@ -37,10 +37,11 @@ class _Strict(BaseModel):
 # --------------------------------------------------------------------------- config
 
 
-PRICE_AND_LABEL_FIELDS = frozenset(
-    {"label", "input_cost_per_mtok", "output_cost_per_mtok", "price_source"}
-)
-"""Model fields that change neither the requests nor the answers."""
+NOT_ANSWER_FIELDS = frozenset(
+    {"label", "input_cost_per_mtok", "output_cost_per_mtok", "price_source", "api_key_env",
+     "max_concurrency"}
+)  # fmt: skip
+"""Model fields that change no answer: how a model is named, priced, keyed and paced."""
 
 
 class ModelConfig(_Strict):
@@ -75,10 +76,24 @@ class ModelConfig(_Strict):
         default_factory=dict, description="Extra provider parameters passed through verbatim."
     )
 
+    def answer_settings(self) -> dict[str, Any]:
+        """The settings of this entry that can change an answer, by name.
+
+        Row settings, the resume check and the response-cache key all start from this, so
+        pacing (`max_concurrency`), names, prices and the key's variable change none of them.
+        """
+        return self.model_dump(exclude=set(NOT_ANSWER_FIELDS))
+
     @property
     def simulated(self) -> bool:
-        """True for the mock provider: reports must say its numbers are simulated."""
-        return self.provider == "mock"
+        """Whether the provider is simulated (it reads the expected answer): its numbers are
+        not measurements, and reports say so. The provider class decides, nothing else."""
+        from llm_eval.providers.registry import provider_class
+
+        try:
+            return provider_class(self.provider).simulated
+        except ValueError:  # an unknown provider is reported by `validate`
+            return False
 
 
 class RunnerConfig(_Strict):
@@ -383,7 +398,12 @@ class TraceRow(BaseModel):
     status: RowStatus
     error: ErrorInfo | None = None
     score: ScoreResult | None = None
-    settings: dict[str, Any] = Field(default_factory=dict, description="Model settings used.")
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="The settings that decided the answer, redacted."
+    )
+    question_digest: str | None = Field(
+        None, description="Digest of the task text sent (question or turns); None: not recorded."
+    )
     started_at: str
     finished_at: str
 

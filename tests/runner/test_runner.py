@@ -98,7 +98,8 @@ def test_filters_select_categories_and_limit(config_copy: Path, tmp_path: Path) 
     asyncio.run(_runner(config_copy, provider, out, task_filter=flt).run())
     rows = read_rows(out)
     assert rows and {r.category for r in rows} == {"word_problem"}
-    asyncio.run(_runner(config_copy, provider, out, task_filter=TaskFilter(limit=3)).run())
+    limited = _runner(config_copy, provider, out, task_filter=TaskFilter(limit=3), overwrite=True)
+    asyncio.run(limited.run())
     assert len(read_rows(out)) == 3
 
 
@@ -144,7 +145,8 @@ def test_cache_key_changes_with_settings_and_epoch() -> None:
         "m", model.model_copy(update={"temperature": 0.7}), base.messages, None, 10, 5.0
     )
     later = ChatRequest("m", model, base.messages, None, 10, 5.0, epoch=1)
-    keys = {ResponseCache.key(r) for r in (base, warmer, later)}
+    cache = ResponseCache(Path("unused"))
+    keys = {cache.key(r) for r in (base, warmer, later)}
     assert len(keys) == 3
 
 

@@ -114,7 +114,7 @@ def run(
     cache: Annotated[bool | None, typer.Option(help="Use the response cache.")] = None,
     output: Annotated[Path | None, typer.Option(help="Trace JSONL to write.")] = None,
     overwrite: Annotated[
-        bool, typer.Option(help="Replace --output even if it is not a trace of llm-eval.")
+        bool, typer.Option(help="Replace --output: a finished run, or a file that is no trace.")
     ] = False,
     allow_changed_settings: Annotated[
         bool, typer.Option(help="--resume: keep rows made under other settings.")

@@ -231,6 +231,8 @@ def _print_summary(summary: Any, fail_on_error: float) -> int:
         f"{statuses['error']} error; {summary.calls.model_calls} model calls, "
         f"{summary.calls.cache_hits} cache hits"
     )
+    if summary.rows_stale:
+        print(f"{summary.rows_stale} finished rows ran again: their task's text had changed")
     for model, error in summary.first_errors.items():
         print(f"first error of {model}: {error.kind}: {error.message[:300]}")
     if summary.error_share() > fail_on_error:

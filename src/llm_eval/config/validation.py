@@ -18,6 +18,7 @@ from llm_eval.config.task_files import TaskFile, read_task_file
 from llm_eval.errors import ConfigError, Problem
 from llm_eval.flows.registry import flow_names
 from llm_eval.providers.registry import provider_class, provider_names
+from llm_eval.redaction import has_url_credentials
 from llm_eval.schemas import ToolCallingTask
 from llm_eval.scoring import SCORER_KINDS
 from llm_eval.tools.registry import registered_tool_names
@@ -97,6 +98,17 @@ def _model_problems(config: AppConfig) -> list[Problem]:
                     PARAMS_FILE,
                     ("models", name, "prompt"),
                     f"model {name!r}: prompt {model.prompt!r} is not defined in {PROMPTS_FILE}",
+                )
+            )
+        if model.api_base and has_url_credentials(model.api_base):
+            problems.append(
+                _problem(
+                    config,
+                    PARAMS_FILE,
+                    ("models", name, "api_base"),
+                    f"model {name!r}: api_base holds a user name or password, which would be "
+                    "sent in clear and stored with the settings; remove it and put the key in "
+                    "an environment variable named by api_key_env",
                 )
             )
         if model.provider in provider_names():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from llm_eval.schemas import PRICE_AND_LABEL_FIELDS, ModelConfig, Usage
+from llm_eval.schemas import ModelConfig, Usage
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,9 @@ class ChatRequest:
 
     def cache_payload(self) -> dict[str, Any]:
         """Everything that determines the answer: the response-cache key is its hash."""
-        settings = self.model.model_dump(exclude={*PRICE_AND_LABEL_FIELDS, "api_key_env"})
         return {
             "model": self.model_name,
-            "settings": settings,
+            "settings": self.model.answer_settings(),
             "max_tokens": self.max_tokens,
             "messages": self.messages,
             "tools": self.tools,

@@ -148,6 +148,9 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     status = status if isinstance(status, int) else None
     message = redact(str(exc), [api_key] if api_key else None)[:1000]
     retry_after = parse_retry_after(_header(exc, "retry-after"))
+    if is_client_config_error(exc):
+        # Raised before any byte was sent (LiteLLM wraps it as a 500): no retry can help.
+        return ProviderError("config_error", message, transient=False)
     if "ContextWindowExceeded" in name or "context_length_exceeded" in message:
         return ProviderError("context_length", message, transient=False, status_code=status or 400)
     if "Timeout" in name:
@@ -167,6 +170,28 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     if status is not None:
         return ProviderError(f"http_{status}", message, transient=False, status_code=status)
     return ProviderError(name, message, transient=False)
+
+
+_CLIENT_URL_ERRORS = frozenset(
+    {"InvalidURL", "UnsupportedProtocol", "InvalidUrlClientError", "NonHttpUrlClientError"}
+)
+"""HTTP clients' names for a URL they cannot use (httpx, aiohttp)."""
+
+
+def is_client_config_error(exc: BaseException) -> bool:
+    """Whether the first cause of `exc` is the client refusing its own settings (a bad URL,
+    credentials inside the URL) rather than anything a server said."""
+    seen: set[int] = set()
+    root: BaseException = exc
+    while id(root) not in seen:
+        seen.add(id(root))
+        following = root.__cause__ or root.__context__
+        if following is None:
+            break
+        root = following
+    if root is exc:
+        return False
+    return type(root) in (ValueError, TypeError) or type(root).__name__ in _CLIENT_URL_ERRORS
 
 
 def _header(exc: Exception, name: str) -> str | None:

@@ -20,15 +20,20 @@ def cache_dir(root: Path) -> Path:
 
 
 class ResponseCache:
-    """One JSON file per request hash, written atomically; safe for concurrent readers."""
+    """One JSON file per request hash, written atomically; safe for concurrent readers.
 
-    def __init__(self, directory: Path) -> None:
+    Replies are stored as the run keeps them (redacted, cut to `max_response_chars`), so the
+    limit is part of every key: a run with a longer limit never replays a shorter cut.
+    """
+
+    def __init__(self, directory: Path, max_response_chars: int = 1_000_000) -> None:
         self.directory = directory
+        self.max_response_chars = max_response_chars
 
-    @staticmethod
-    def key(request: ChatRequest) -> str:
-        payload = json.dumps(request.cache_payload(), sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(payload.encode()).hexdigest()
+    def key(self, request: ChatRequest) -> str:
+        payload = {**request.cache_payload(), "max_response_chars": self.max_response_chars}
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"

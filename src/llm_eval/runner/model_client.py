@@ -137,7 +137,8 @@ def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
     """Redact secrets from every text of a reply and cut its texts to `max_chars`.
 
     Returns whether anything was cut. A provider can echo a key in its content, its reasoning
-    or a tool call's arguments; none of those may reach a trace, the cache or MLflow.
+    or a tool call's arguments; none of those may reach a trace, the cache or MLflow. A lone
+    surrogate (valid JSON, not UTF-8) is stored as its escape text, so the row is kept.
     """
     cut = False
     if response.content is not None:
@@ -147,7 +148,7 @@ def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
         response.reasoning, cut_reasoning = _bounded(redact(response.reasoning), max_chars)
         cut = cut or cut_reasoning
     response.tool_calls = [
-        ToolCall(call.id, call.name, redact(call.arguments)[:max_chars])
+        ToolCall(redact(call.id), redact(call.name), redact(call.arguments)[:max_chars])
         for call in response.tool_calls
     ]
     return cut

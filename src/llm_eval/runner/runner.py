@@ -23,7 +23,7 @@ from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
 from llm_eval.providers.registry import create_provider
-from llm_eval.redaction import redact
+from llm_eval.redaction import redact, redact_data
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -37,10 +37,10 @@ from llm_eval.runner.trace_io import (
     write_rows,
 )
 from llm_eval.schemas import (
-    PRICE_AND_LABEL_FIELDS,
     CallRecord,
     ErrorInfo,
     ModelConfig,
+    MultiTurnTask,
     RowKey,
     Task,
     TraceRow,
@@ -62,6 +62,13 @@ class WorkItem:
     @property
     def key(self) -> RowKey:
         return (self.model, self.benchmark, self.task.id, self.epoch)
+
+
+def question_digest(task: Task) -> str:
+    """Digest of the task text a model is sent: its question, or its turns."""
+    if isinstance(task, MultiTurnTask):
+        return _digest([turn.model_dump() for turn in task.turns])
+    return _digest(task.question)
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,8 @@ class RunSummary:
     run_id: str
     rows_written: int = 0
     rows_kept: int = 0
+    rows_stale: int = 0
+    """Finished rows run again because their task's text changed since they were made."""
     statuses: Counter[str] = field(default_factory=Counter)
     calls: CallCounters = field(default_factory=CallCounters)
     first_errors: dict[str, ErrorInfo] = field(default_factory=dict)
@@ -171,10 +180,15 @@ class EvaluationRunner:
             runner.retry_after_cap_s,
         )
         use_cache = runner.cache if use_cache is None else use_cache
-        cache = ResponseCache(cache_dir(config.root)) if use_cache else None
+        cache = (
+            ResponseCache(cache_dir(config.root), runner.max_response_chars) if use_cache else None
+        )
         self.tools = ToolRegistry(config.tools)
         self.summary = RunSummary(output, run_id or new_run_id())
         self.clients = self._clients(provider_factory, cache)
+        # Whether a model is simulated is the provider's own flag: a simulated provider reads
+        # the expected answer, and its rows and reports must say so.
+        self.simulated = {name: client.provider.simulated for name, client in self.clients.items()}
         self._global = asyncio.Semaphore(runner.global_limit)
         self._per_model = {
             name: asyncio.Semaphore(min(runner.per_model_limit, client.limiter.ceiling))
@@ -226,23 +240,55 @@ class EvaluationRunner:
         """
         self._check_output()
         with exclusive_writer(self.output):
+            self._refuse_a_finished_run()
             return await self._run_locked()
 
     def _check_output(self) -> None:
         output = self.output
         if output.is_dir():
             raise UsageError(f"--output: {output} is a directory; name a .jsonl file")
-        if output.exists() and not (self.resume or self.overwrite) and not is_trace_file(output):
+        if not output.exists() or self.resume or self.overwrite:
+            return
+        if not is_trace_file(output):
             raise UsageError(
                 f"--output: {output} exists and is not a trace of llm-eval; refusing to "
                 "overwrite it (pass --overwrite to replace it anyway)"
             )
 
+    def _refuse_a_finished_run(self) -> None:
+        """A plain run into a file that holds rows would replace them unasked: refused."""
+        output = self.output
+        if self.resume or self.overwrite or not output.exists() or not output.stat().st_size:
+            return
+        raise UsageError(
+            f"--output: {output} already holds a run; pass --resume to complete it, "
+            "--overwrite to replace it, or choose another --output"
+        )
+
+    def _question_unchanged(self, items: list[WorkItem]) -> Callable[[TraceRow], bool]:
+        """Whether a finished row was made from the task text this run would send.
+
+        A row whose task is not in this run's plan, or that recorded no digest, is kept.
+        """
+        current = {item.key: question_digest(item.task) for item in items}
+
+        def unchanged(row: TraceRow) -> bool:
+            digest = current.get(row.key)
+            if digest is None or row.question_digest is None or row.question_digest == digest:
+                return True
+            self.summary.rows_stale += 1
+            return False
+
+        return unchanged
+
     async def _run_locked(self) -> RunSummary:
         items = self.plan()
         if self.resume:
             kept = prepare_resume(
-                self.output, self._row_settings, allow_changed_settings=self.allow_changed_settings
+                self.output,
+                self._row_settings,
+                allow_changed_settings=self.allow_changed_settings,
+                still_current=self._question_unchanged(items),
             )
             items = [item for item in items if item.key not in kept]
             self.summary.rows_kept = len(kept)
@@ -260,7 +306,7 @@ class EvaluationRunner:
                 await asyncio.gather(*(self._run_item(item, writer) for item in items))
         finally:
             gc.unfreeze()
-        if all(self.config.models[model].simulated for model in self.models):
+        if all(self.simulated.values()):
             self._write_in_plan_order()
         return self.summary
 
@@ -283,7 +329,7 @@ class EvaluationRunner:
         async with self._global, self._per_model[item.model]:
             await self._ramp_up()
             row = await self._execute(item)
-        if self.config.models[item.model].simulated:
+        if self.simulated[item.model]:
             row = simulated_clock(row)
         await writer.write(row)
         if self.on_row is not None:
@@ -403,19 +449,25 @@ class EvaluationRunner:
         model = self.config.models[model_name]
         bench = self.config.benchmarks[benchmark]
         prompt = self.config.prompts[model.prompt or bench.prompt].model_dump()
-        settings = _settings(model, self.config.runner.max_tokens)
+        runner = self.config.runner
+        settings = model.answer_settings()
+        settings["max_tokens"] = model.max_tokens or runner.max_tokens
         settings["prompt_digest"] = _digest(
             [prompt, self.config.prompts[bench.prompt].model_dump()]
         )
-        settings["tool_max_rounds"] = self.config.runner.tool_max_rounds
-        return settings
+        settings["tools"] = list(bench.tools)
+        settings["tool_max_rounds"] = runner.tool_max_rounds
+        settings["max_response_chars"] = runner.max_response_chars
+        # Stored in every row: a secret pasted into a URL or extra_params must not be.
+        redacted: dict[str, Any] = redact_data(settings)
+        return redacted
 
     @staticmethod
-    def _latency(model: ModelConfig, calls: list[CallRecord], started: float) -> float:
+    def _latency(simulated: bool, calls: list[CallRecord], started: float) -> float:
         """Wall time of the task less its waits for a connection slot (the harness's queue,
         not the model's time); for a simulated model, its simulated call latencies, so that
         a rerun of the offline pipeline writes byte-identical metrics, reports and charts."""
-        if model.simulated:
+        if simulated:
             return round(sum(record.latency_s for record in calls), 6)
         waited = sum(record.queue_s for record in calls)
         return round(max(time.perf_counter() - started - waited, 0.0), 6)
@@ -442,9 +494,9 @@ class EvaluationRunner:
         return TraceRow(
             run_id=self.summary.run_id,
             model=item.model,
-            model_label=model.label or item.model,
+            model_label=redact(model.label or item.model),
             provider=model.provider,
-            simulated=model.simulated,
+            simulated=self.simulated[item.model],
             benchmark=item.benchmark,
             task_id=item.task.id,
             task_type=item.task.task_type,
@@ -458,13 +510,14 @@ class EvaluationRunner:
             answer_format=item.task.answer_format,
             difficulty=item.task.difficulty,
             scorer=bench.scorer,
-            messages=messages,
+            messages=redact_data(messages),
             calls=calls,
             usage=usage,
-            latency_s=self._latency(model, calls, started),
+            latency_s=self._latency(self.simulated[item.model], calls, started),
             attempts=sum(record.attempts for record in calls),
             status=status,  # type: ignore[arg-type]
             settings=self._settings_of(item.model, item.benchmark),
+            question_digest=question_digest(item.task),
             started_at=started_at,
             finished_at=_now(),
         )
@@ -486,14 +539,6 @@ class EvaluationRunner:
             attempts=row.attempts,
         )
         return row.model_copy(update={"error": info})
-
-
-def _settings(model: ModelConfig, default_max_tokens: int) -> dict[str, Any]:
-    settings = model.model_dump(exclude=set(PRICE_AND_LABEL_FIELDS))
-    settings["max_tokens"] = model.max_tokens or default_max_tokens
-    # Settings are stored in every row: a secret value pasted into extra_params must not be.
-    redacted: dict[str, Any] = json.loads(redact(json.dumps(settings, ensure_ascii=False)))
-    return redacted
 
 
 SIMULATED_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)

@@ -92,9 +92,16 @@ def exclusive_writer(path: Path) -> Iterator[None]:
     Two runs appending to one file would lose rows or pay for every request twice, so the
     second one stops before anything is read or written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
-    with lock_path.open("a") as lock:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = lock_path.open("a")
+    except OSError as exc:
+        raise UsageError(
+            f"--output: cannot create the lock file {lock_path} ({exc.strerror or exc}); choose "
+            "an --output in a writable folder"
+        ) from None
+    with lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -125,11 +132,13 @@ def prepare_resume(
     current_settings: Callable[[TraceRow], dict[str, Any]] | None = None,
     *,
     allow_changed_settings: bool = False,
+    still_current: Callable[[TraceRow], bool] | None = None,
 ) -> dict[RowKey, TraceRow]:
     """Keep finished rows, drop error rows and any torn tail; rewrite the file atomically.
 
     Rows made under other settings than this run's (`current_settings` of a row's model and
-    benchmark) are refused, naming what changed, unless `allow_changed_settings`. Nothing is
+    benchmark) are refused, naming what changed, unless `allow_changed_settings`. A row that
+    `still_current` rejects (its task's text changed) is dropped, so it runs again. Nothing is
     rewritten before every check passed. Returns the kept rows by key.
     """
     if not path.exists():
@@ -138,7 +147,7 @@ def prepare_resume(
         raise UsageError(f"--resume: {path} is not a trace file written by llm-eval")
     kept: dict[RowKey, TraceRow] = {}
     for row in read_rows(path):
-        if row.status != "error":
+        if row.status != "error" and (still_current is None or still_current(row)):
             kept[row.key] = row  # a later duplicate replaces an earlier one
     if current_settings is not None and not allow_changed_settings:
         _refuse_changed_settings(path, kept.values(), current_settings)
