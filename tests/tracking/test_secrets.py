@@ -56,3 +56,112 @@ def test_an_echoed_secret_reaches_no_written_byte(config_copy: Path, tmp_path: P
     assert "My key is [REDACTED]" in trace.read_text(encoding="utf-8")  # the reply was stored
     leaks = [str(p) for p in written if SECRET.encode() in p.read_bytes()]
     assert leaks == []
+
+
+TASK_KEY = "sk-pasted0123456789abcdefXYZ"
+"""A key-shaped string a task author pasted into a question."""
+
+
+def _mlflow_text(root: Path) -> str:
+    """Everything MLflow's client gives back for the store: run params, tags, metrics, traces."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns' / 'mlflow.db'}")
+    parts: list[str] = []
+    for experiment in client.search_experiments():
+        for run in client.search_runs([experiment.experiment_id], max_results=1000):
+            parts += [repr(run.data.params), repr(run.data.tags), repr(run.data.metrics)]
+        traces = client.search_traces(locations=[experiment.experiment_id], max_results=1000)
+        parts += [trace.to_json() for trace in traces]
+    assert any("CHAT_MODEL" in part for part in parts), "no trace was read back"
+    return "\n".join(parts)
+
+
+def test_a_secret_in_a_label_a_price_source_or_a_task_reaches_no_written_byte(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    params_path = config_copy / "params.yaml"
+    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+    params["models"]["pasted"] = {
+        "provider": "scripted", "model": "scripted/pasted", "label": f"Pasted {SECRET}",
+        "input_cost_per_mtok": 1.0, "output_cost_per_mtok": 2.0,
+        "price_source": f"read with token {SECRET}", "extra_params": {"note": SECRET},
+    }  # fmt: skip
+    params_path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    tasks = config_copy / "data" / "sample_math.jsonl"
+    lines = tasks.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace("What is", f"Using key {TASK_KEY} and {SECRET}: what is", 1)
+    tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {**os.environ, "LLM_EVAL_TRACKING": "1", "DVC_ROOT": str(config_copy),
+           "PASTED_SERVICE_TOKEN": SECRET,
+           "LLM_EVAL_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    env.pop("MLFLOW_TRACKING_URI", None)
+    results, images = config_copy / "results", config_copy / "docs" / "images"
+    commands = [
+        ["run", "--model", "pasted", "--benchmark", "sample_math", "--limit", "2",
+         "--output", str(results / "t.jsonl")],
+        ["score", "--results", str(results / "t.jsonl"), "--output", str(results / "s.jsonl"),
+         "--metrics", str(results / "m.json")],
+        ["report", "--results", str(results / "s.jsonl"), "--output",
+         str(config_copy / "reports" / "r.md"), "--charts-dir", str(images),
+         "--plots-data", str(results / "plots.json")],
+    ]  # fmt: skip
+    console = ""
+    for args in commands:
+        result = subprocess.run(
+            [sys.executable, "-m", "llm_eval.cli", *args, "--config-root", str(config_copy)],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-2000:]
+        console += result.stdout + result.stderr
+    report = (config_copy / "reports" / "r.md").read_text(encoding="utf-8")
+    assert "Pasted [REDACTED]" in report and "read with token [REDACTED]" in report
+    trace = (results / "t.jsonl").read_text(encoding="utf-8")
+    assert "Using key [REDACTED] and [REDACTED]: what is" in trace  # the task text, redacted
+    written = [p for p in [*config_copy.rglob("*"), *(tmp_path / "cache").rglob("*")]
+               if p.is_file() and p not in (params_path, tasks)]  # fmt: skip
+    assert any(p.suffix == ".svg" for p in written)
+    for secret in (SECRET, TASK_KEY):
+        assert secret not in console
+        assert [str(p) for p in written if secret.encode() in p.read_bytes()] == []
+        assert secret not in _mlflow_text(config_copy)
+
+
+def test_a_password_in_api_base_is_refused_and_never_retried_or_written(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from llm_eval.config.loading import load_config
+    from llm_eval.config.validation import validate
+    from llm_eval.runner.runner import EvaluationRunner, TaskFilter
+    from llm_eval.runner.trace_io import read_rows
+    from llm_eval.schemas import ModelConfig
+    from tests.support.openai_stub import start_stub
+
+    password = "hunter2-url-password"
+    with start_stub() as stub:
+        api_base = stub.base_url.replace("http://", f"http://user:{password}@")
+        params_path = config_copy / "params.yaml"
+        params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+        params["models"]["remote"] = {"provider": "litellm", "model": "openai/stub-model",
+                                      "api_base": api_base}  # fmt: skip
+        params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
+        (problem,) = [p for p in validate(str(config_copy)).problems if "api_base" in str(p)]
+        assert "environment variable" in str(problem) and password not in str(problem)
+        assert problem.line is not None  # points at the api_base line of params.yaml
+        # Past `validate` (a runner built directly), the client's refusal is permanent.
+        config = load_config(config_copy)
+        config.models["remote"] = ModelConfig(provider="litellm", model="openai/stub-model",
+                                              api_base=api_base, label=api_base)  # fmt: skip
+        out = tmp_path / "t.jsonl"
+        runner = EvaluationRunner(config, ["remote"], ["sample_math"], out, use_cache=False,
+                                  task_filter=TaskFilter(limit=2))  # fmt: skip
+        asyncio.run(runner.run())
+        assert stub.total_requests == 0
+    rows = read_rows(out)
+    assert [(row.error.kind, row.attempts) for row in rows if row.error] == [
+        ("config_error", 1)
+    ] * 2
+    assert rows[0].settings["api_base"].startswith("http://***@127.0.0.1")
+    assert password not in out.read_text(encoding="utf-8")

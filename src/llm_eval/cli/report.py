@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from llm_eval.errors import UsageError
+from llm_eval.redaction import redact
 from llm_eval.runner.trace_io import dump_json, read_many
 from llm_eval.schemas import TraceRow
 
@@ -20,7 +21,7 @@ def suite_facts(config_root: Path) -> tuple[dict[str, int], dict[str, str]] | No
         return None
     prices = {
         name: f"${model.input_cost_per_mtok:g} / ${model.output_cost_per_mtok:g}"
-        + (f" ({model.price_source})" if model.price_source else "")
+        + (f" ({redact(model.price_source)})" if model.price_source else "")
         for name, model in report.config.models.items()
         if model.input_cost_per_mtok is not None and model.output_cost_per_mtok is not None
     }

@@ -211,8 +211,9 @@ def _simulated_note(simulated: Sequence[str]) -> str:
     """A quoted warning naming every simulated model."""
     names = ", ".join(escape(name) for name in simulated)
     return (
-        f"> **Simulated results.** {names} ran on the built-in mock provider. Their numbers "
-        "exercise the pipeline and say nothing about any real model."
+        f"> **Simulated results.** {names} ran on a simulated provider, one that is given "
+        "the expected answer. Their numbers exercise the pipeline and say nothing about any "
+        "real model."
     )
 
 

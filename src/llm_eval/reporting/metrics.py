@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from llm_eval.redaction import redact
 from llm_eval.reporting.statistics import accuracy_summary, percentile
 from llm_eval.schemas import TraceRow
 
@@ -70,7 +71,7 @@ def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
         headline = headline_metrics(group, detail)
         records.append(
             {
-                "model": group[0].model_label or model,
+                "model": redact(group[0].model_label or model),
                 "strict_accuracy": detail["strict_accuracy"],
                 "ci_low": detail["strict_ci_low"],
                 "ci_high": detail["strict_ci_high"],

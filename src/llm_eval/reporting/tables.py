@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from llm_eval.redaction import redact
 from llm_eval.reporting import statistics as st
 
 if TYPE_CHECKING:
@@ -91,14 +92,15 @@ def _row_record(row: TraceRow, display: str) -> dict[str, Any]:
 
 
 def display_names(rows: Iterable[TraceRow]) -> dict[str, str]:
-    """Human label per model id, `(simulated)` appended for mock models.
+    """Human label per model id, redacted, `(simulated)` appended for simulated models.
 
     Two models sharing a label would merge in every table, so such labels get the model id.
     """
     labels: dict[str, str] = {}
     for row in rows:
         suffix = " (simulated)" if row.simulated else ""
-        labels.setdefault(row.model, f"{row.model_label or row.model}{suffix}")
+        # A label comes from params.yaml as typed: it may hold a pasted secret.
+        labels.setdefault(row.model, f"{redact(row.model_label or row.model)}{suffix}")
     counts: dict[str, int] = {}
     for label in labels.values():
         counts[label] = counts.get(label, 0) + 1
