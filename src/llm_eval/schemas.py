@@ -84,17 +84,6 @@ class ModelConfig(_Strict):
         """
         return self.model_dump(exclude=set(NOT_ANSWER_FIELDS))
 
-    @property
-    def simulated(self) -> bool:
-        """Whether the provider is simulated (it reads the expected answer): its numbers are
-        not measurements, and reports say so. The provider class decides, nothing else."""
-        from llm_eval.providers.registry import provider_class
-
-        try:
-            return provider_class(self.provider).simulated
-        except ValueError:  # an unknown provider is reported by `validate`
-            return False
-
 
 class RunnerConfig(_Strict):
     """Concurrency, retry, timeout and budget settings shared by every model."""

@@ -13,6 +13,7 @@ import pytest
 
 from llm_eval.config.loading import AppConfig, load_config
 from llm_eval.errors import UsageError
+from llm_eval.providers.registry import is_simulated
 from llm_eval.providers.scripted import ScriptedProvider
 from llm_eval.reporting.markdown import render_report
 from llm_eval.runner.runner import EvaluationRunner, TaskFilter
@@ -37,8 +38,8 @@ def test_answer_settings_leave_out_pacing_names_prices_and_the_key_variable() ->
 def test_a_provider_that_reads_the_answer_is_simulated_in_rows_and_report(
     config_copy: Path, tmp_path: Path
 ) -> None:
-    assert ModelConfig(provider="scripted", model="s").simulated
-    assert not ModelConfig(provider="litellm", model="openai/x").simulated
+    assert is_simulated(ModelConfig(provider="scripted", model="s"))
+    assert not is_simulated(ModelConfig(provider="litellm", model="openai/x"))
     config = load_config(config_copy)
     config.models["scripted-one"] = ModelConfig(provider="scripted", model="s", label="Scripted")
     out = tmp_path / "t.jsonl"

@@ -5,6 +5,7 @@ each benchmark's task categories. rich loads inside the functions (start-up stay
 from __future__ import annotations
 
 from llm_eval.config.loading import AppConfig
+from llm_eval.providers.registry import is_simulated
 from llm_eval.redaction import redact
 
 
@@ -26,7 +27,7 @@ def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
     models = table("Models", "model / label", "model string / provider, key variable")
     models.columns[0].no_wrap = False  # the name stays whole (no_wrap Text), the label wraps
     for name, model in config.models.items():
-        label = redact(model.label or "") + (" (simulated)" if model.simulated else "")
+        label = redact(model.label or "") + (" (simulated)" if is_simulated(model) else "")
         key = f", key {model.api_key_env}" if model.api_key_env else ""
         models.add_row(
             Group(Text(name, style="bold", no_wrap=True), Text(label, style="dim")),

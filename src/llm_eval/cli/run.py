@@ -101,7 +101,9 @@ def select(config: AppConfig, options: RunOptions) -> tuple[list[str], list[str]
 
 def as_mock(model: ModelConfig) -> ModelConfig:
     """The mock stand-in of a model: same name and settings, simulated answers."""
-    if model.simulated:
+    from llm_eval.providers.registry import is_simulated
+
+    if is_simulated(model):
         return model
     label = f"{model.label or model.model} (mock stand-in)"
     return model.model_copy(

@@ -50,3 +50,12 @@ def provider_class(name: str) -> ProviderClass:
 def create_provider(model: ModelConfig) -> Provider:
     """Build the provider of one model entry."""
     return provider_class(model.provider)(model)
+
+
+def is_simulated(model: ModelConfig) -> bool:
+    """Whether the entry's provider is simulated (it is given the expected answer): its
+    numbers are not measurements, and reports say so. The provider class alone decides."""
+    try:
+        return provider_class(model.provider).simulated
+    except ValueError:  # an unknown provider is reported by `validate`
+        return False
