@@ -7,10 +7,17 @@ import re
 from typing import Any
 
 _KEY_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+    (("sk-",), re.compile(r"sk-[A-Za-z0-9_\-]{8,}")),
+    (("bearer",), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}")),
+    (
+        ("api", "authorization", "token"),
+        re.compile(
+            r"(?i)((?:api[_-]?key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
+        ),
+    ),
 ]
+"""Key-shaped strings, each with the words (lower case) it cannot match without: a plain
+substring test spares most texts the slower pattern."""
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]+@")
 """`user:password@` (or a bare token) between a URL's scheme and its host."""
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -51,24 +58,38 @@ def redact(text: str, extra_secrets: list[str] | None = None) -> str:
 
     Every stored text passes here, so this is also where a text becomes writable as UTF-8.
     """
-    for secret in [*(extra_secrets or []), *secret_values()]:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
-    text = _URL_CREDENTIALS.sub(r"\1***@", text)
-    return escape_lone_surrogates(text)
+    return _redact_with(text, [*(extra_secrets or []), *secret_values()])
 
 
 def redact_data(value: Any) -> Any:
     """`value` with every string inside it (mapping keys too) passed through `redact`."""
+    return _redact_data_with(value, secret_values())
+
+
+def _redact_data_with(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return _redact_with(value, secrets)
     if isinstance(value, dict):
-        return {redact_data(key): redact_data(item) for key, item in value.items()}
+        return {
+            _redact_data_with(key, secrets): _redact_data_with(item, secrets)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [redact_data(item) for item in value]
+        return [_redact_data_with(item, secrets) for item in value]
     return value
+
+
+def _redact_with(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, REDACTED)
+    folded = text.lower()
+    for needles, pattern in _KEY_PATTERNS:
+        if any(needle in folded for needle in needles):
+            text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
+    if "://" in text:  # the plain test spares most texts the slower pattern
+        text = _URL_CREDENTIALS.sub(r"\1***@", text)
+    return text if text.isascii() else escape_lone_surrogates(text)
 
 
 def escape_lone_surrogates(text: str) -> str:
