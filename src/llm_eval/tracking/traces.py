@@ -211,16 +211,10 @@ def _root_attributes(row: TraceRow) -> dict[str, Any]:
     return attributes
 
 
-TRACE_KEY_TAGS = ("llm_eval.benchmark", "llm_eval.task_id", "llm_eval.epoch")
-"""The tags a trace is found by: few, since each is a stored row per trace (the model is the
-linked run's; category and the run's provisional verdict are attributes of the root span;
-the verdict of record is the `correct` assessment)."""
-
-
 def _trace_tags(row: TraceRow) -> dict[str, str]:
-    return dict(zip(TRACE_KEY_TAGS, trace_key(row), strict=True))
+    """The row's key (see `identity`): few tags, since each is a stored row per trace; the
+    category and the run's provisional verdict are attributes of the root span, the verdict
+    of record is the `correct` assessment."""
+    from llm_eval.tracking.identity import key_tags, trace_key
 
-
-def trace_key(row: TraceRow) -> tuple[str, str, str]:
-    """The values of `TRACE_KEY_TAGS` for a row's trace."""
-    return (row.benchmark, row.task_id, str(row.epoch))
+    return key_tags(trace_key(row))
