@@ -1,8 +1,9 @@
 """What MLflow tracking adds to a 2,000-row run, and to the `score` stage that follows it.
 
 A copy of the suite runs `mock-varied` over every active benchmark for as many epochs as make
-about 2,000 rows (4 epochs of 491 tasks: 1,964 rows) with tracking off, then on (a fresh SQLite store each time, created by a `validate`
-first, so the one-off schema set-up is not counted), `--repeat` times each,
+about 2,000 rows (4 epochs of 491 tasks: 1,964 rows) with tracking off, then on (a fresh
+SQLite store each time, created by a `validate` first, so the one-off schema set-up is not
+counted), `--repeat` times each,
 keeping the fastest of each (noise on a shared machine only adds time). With tracking on,
 `run` logs its MLflow run and one trace per row; `score` then logs one assessment per row.
 
@@ -59,7 +60,8 @@ def timed(root: Path, tracking: bool, *args: str) -> float:
     return elapsed
 
 
-def one_round(directory: Path, tracking: bool, stub_url: str | None) -> tuple[float, float]:
+def one_round(directory: Path, tracking: bool, stub_url: str | None) -> tuple[float, float, int]:
+    """Seconds of `run` and of `score`, and the rows the run wrote."""
     root = suite_copy(directory, stub_url)
     model = "stub" if stub_url else "mock-varied"
     # An existing store, as in daily use: creating the SQLite schema takes a few seconds once.
@@ -67,13 +69,9 @@ def one_round(directory: Path, tracking: bool, stub_url: str | None) -> tuple[fl
     run = timed(root, tracking, "run", "--model", model, "--epochs", str(epochs(root)),
                 "--no-cache", "--output", "t.jsonl")  # fmt: skip
     score = timed(root, tracking, "score", "--results", "t.jsonl", "--output", "s.jsonl")
-    global ROWS
-    ROWS = sum(1 for _ in (root / "t.jsonl").open())
+    rows = sum(1 for _ in (root / "t.jsonl").open())
     shutil.rmtree(root)
-    return run, score
-
-
-ROWS = 0
+    return run, score, rows
 
 
 def epochs(root: Path) -> int:
@@ -102,7 +100,7 @@ def main() -> None:
             stub_url = stack.enter_context(start_stub(latency_s=args.stub_latency)).base_url
         for index in range(args.repeat):
             for tracking in (False, True):
-                run, score = one_round(Path(directory), tracking, stub_url)
+                run, score, rows = one_round(Path(directory), tracking, stub_url)
                 label = "on " if tracking else "off"
                 print(
                     f"  round {index + 1}, tracking {label}: run {run:6.2f} s, score {score:5.2f} s"
@@ -110,7 +108,7 @@ def main() -> None:
                 previous = best.get(tracking, (float("inf"), float("inf")))
                 best[tracking] = (min(previous[0], run), min(previous[1], score))
     off, on = best[False], best[True]
-    print(f"{ROWS} rows, best of {args.repeat}:")
+    print(f"{rows} rows, best of {args.repeat}:")
     print(f"  run   tracking off {off[0]:6.2f} s, on {on[0]:6.2f} s, ratio {on[0] / off[0]:.2f}")
     print(f"  score tracking off {off[1]:6.2f} s, on {on[1]:6.2f} s, ratio {on[1] / off[1]:.2f}")
 

@@ -119,6 +119,6 @@ def test_model_and_benchmark_names_mlflow_cannot_take_are_refused(config_copy: P
     params.write_text(text, encoding="utf-8")
     rendered = [str(p) for p in validate(str(config_copy)).problems]
     line = _line_of(params, "o'neil+v2:")
-    expected = f"{params}:{line}: model name \"o'neil+v2\": use only letters, digits"
+    expected = f'{params}:{line}: model name "o\'neil+v2": use only letters, digits'
     assert any(text.startswith(expected) for text in rendered), rendered
     assert not any("mock-varied" in text for text in rendered), rendered

@@ -93,10 +93,21 @@ def test_queued_experiments_and_an_ad_hoc_run_keep_their_own_traces(tmp_path: Pa
     assert ad_hoc.returncode == 0, ad_hoc.stderr
     scorings = [
         subprocess.Popen(
-            [sys.executable, "-m", "llm_eval.cli", "score", "--results", f"{name}.jsonl",
-             "--output", f"{name}-scored.jsonl"],
-            cwd=root, env=cli_env(LLM_EVAL_PIPELINE_ID=f"exp-{name}"),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "llm_eval.cli",
+                "score",
+                "--results",
+                f"{name}.jsonl",
+                "--output",
+                f"{name}-scored.jsonl",
+            ],
+            cwd=root,
+            env=cli_env(LLM_EVAL_PIPELINE_ID=f"exp-{name}"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         for name in ("a", "b")
     ]
@@ -233,7 +244,9 @@ def test_sigterm_ends_the_mlflow_run_killed_with_the_rows_so_far(
     assert run.info.status == "KILLED"
 
 
-def test_sigkill_then_resume_writes_the_lost_traces(tmp_path: Path, slow_server: StubServer) -> None:
+def test_sigkill_then_resume_writes_the_lost_traces(
+    tmp_path: Path, slow_server: StubServer
+) -> None:
     root = stub_suite(tmp_path / "suite", slow_server)
     proc = start_run(root)
     wait_for_rows(root / "t.jsonl", 3, proc)

@@ -93,6 +93,7 @@ def write_both_ways(rows: list[TraceRow], directory: Path, use_sql_writes: bool)
 
     from llm_eval.tracking.assessments import log_verdicts
     from llm_eval.tracking.bulk_traces import log_rows_as_traces
+
     db = directory / ("bulk.db" if use_sql_writes else "api.db")
     client = MlflowClient(tracking_uri=f"sqlite:///{db}")
     with api_only(not use_sql_writes):
