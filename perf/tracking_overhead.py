@@ -64,8 +64,9 @@ def one_round(directory: Path, tracking: bool, stub_url: str | None) -> tuple[fl
     """Seconds of `run` and of `score`, and the rows the run wrote."""
     root = suite_copy(directory, stub_url)
     model = "stub" if stub_url else "mock-varied"
-    # An existing store, as in daily use: creating the SQLite schema takes a few seconds once.
-    timed(root, tracking, "validate")
+    # An existing store, as in daily use: creating the SQLite schema takes a few seconds once
+    # (the `validate` stage, tracked when it writes its JSON, creates it).
+    timed(root, tracking, "validate", "--json", "validation.json")
     run = timed(root, tracking, "run", "--model", model, "--epochs", str(epochs(root)),
                 "--no-cache", "--output", "t.jsonl")  # fmt: skip
     score = timed(root, tracking, "score", "--results", "t.jsonl", "--output", "s.jsonl")

@@ -19,6 +19,7 @@ API instead (`record.py`; tested with these names hidden).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import sys
@@ -373,18 +374,11 @@ def _trace_info_row(trace: TraceSpans, experiment_id: int) -> dict[str, Any]:
 
 def _tag_rows(trace: TraceSpans, artifact_root: str) -> list[dict[str, Any]]:
     """Artifact location, spans location and the caller's tags, validated as MLflow does."""
-    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
     from mlflow.tracing.constant import SpansLocation, TraceTagKey
     from mlflow.utils.mlflow_tags import MLFLOW_ARTIFACT_LOCATION
-    from mlflow.utils.uri import append_to_uri_path
     from mlflow.utils.validation import _validate_trace_tag
 
-    location = cast(Callable[..., str], append_to_uri_path)(
-        artifact_root,
-        SqlAlchemyStore.TRACE_FOLDER_NAME,
-        trace.trace_id,
-        SqlAlchemyStore.ARTIFACTS_FOLDER_NAME,
-    )
+    location = _location_template(artifact_root).replace(_PLACEHOLDER_ID, trace.trace_id)
     values = {
         MLFLOW_ARTIFACT_LOCATION: location,
         TraceTagKey.SPANS_LOCATION: SpansLocation.TRACKING_STORE.value,
@@ -394,6 +388,25 @@ def _tag_rows(trace: TraceSpans, artifact_root: str) -> list[dict[str, Any]]:
             key, value = cast(Callable[..., tuple[str, str]], _validate_trace_tag)(key, value)
             values[key] = value
     return [{"request_id": trace.trace_id, "key": k, "value": v} for k, v in values.items()]
+
+
+_PLACEHOLDER_ID = "tr-" + "0" * 32
+"""A trace id of the shape every trace id has (`identity`), to build a location once."""
+
+
+@functools.lru_cache(maxsize=8)
+def _location_template(artifact_root: str) -> str:
+    """The traces' artifact location under `artifact_root`, for `_PLACEHOLDER_ID`: MLflow's
+    URI join parses the root each time, which was a fifth of the cost of a trace."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    from mlflow.utils.uri import append_to_uri_path
+
+    return cast(Callable[..., str], append_to_uri_path)(
+        artifact_root,
+        SqlAlchemyStore.TRACE_FOLDER_NAME,
+        _PLACEHOLDER_ID,
+        SqlAlchemyStore.ARTIFACTS_FOLDER_NAME,
+    )
 
 
 def _link_row(trace_id: str, run_id: str) -> dict[str, Any]:

@@ -8,11 +8,12 @@ through `llm_eval.redaction.redact` first.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from llm_eval.redaction import redact
+from llm_eval.redaction import redact, secret_values
 
 if TYPE_CHECKING:
     from llm_eval.schemas import CallRecord, TraceRow
@@ -46,12 +47,21 @@ class TracePlan:
 def redacted(value: Any) -> Any:
     """`value` with every string inside it redacted."""
     if isinstance(value, str):
-        return redact(value)
+        return _redact_text(value, tuple(secret_values()))
     if isinstance(value, dict):
         return {str(key): redacted(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [redacted(item) for item in value]
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_text(text: str, secrets: tuple[str, ...]) -> str:
+    """`redact(text)`, remembered: a row's conversation is redacted once per call span and
+    every row repeats the system prompt. `secrets` (the environment's, which `redact` reads
+    itself) is part of the key, so a changed environment is never served an old result."""
+    del secrets
+    return redact(text)
 
 
 def to_ns(stamp: str | None) -> int | None:
