@@ -19,7 +19,7 @@ def execute_track(results: list[Path], scored: bool, check_only: bool, config_ro
     Without `check_only` the missing traces (and, `scored`, verdicts) are written first.
     """
     from llm_eval.runner.trace_io import read_rows
-    from llm_eval.tracking import prepare_tracking
+    from llm_eval.tracking import prepare_tracking, wait_for_mlflow
     from llm_eval.tracking.context import build_context, read_params
     from llm_eval.tracking.stages import quiet_mlflow
     from llm_eval.tracking.store import client_for, experiment_id, lock_directory, store_lock
@@ -29,6 +29,7 @@ def execute_track(results: list[Path], scored: bool, check_only: bool, config_ro
             raise UsageError(f"RESULTS: no such file {path}")
     if not prepare_tracking(config_root):
         raise UsageError("tracking is off (LLM_EVAL_TRACKING=0 or tracking.enabled: false)")
+    wait_for_mlflow()
     quiet_mlflow()
     ctx = build_context("track", config_root, read_params(config_root) or {})
     faults = 0

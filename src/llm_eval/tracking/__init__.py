@@ -36,7 +36,14 @@ from llm_eval.tracking.context import ENV_SWITCH, read_params, tracking_enabled
 if TYPE_CHECKING:
     from llm_eval.schemas import RowKey
 
-__all__ = ["ENV_SWITCH", "exit_process", "prepare_tracking", "track_stage", "tracking_enabled"]
+__all__ = [
+    "ENV_SWITCH",
+    "exit_process",
+    "prepare_tracking",
+    "track_stage",
+    "tracking_enabled",
+    "wait_for_mlflow",
+]
 
 
 def prepare_tracking(config_root: Path | str = ".") -> bool:
@@ -52,8 +59,21 @@ def prepare_tracking(config_root: Path | str = ".") -> bool:
 
     uri, _ = store_locations(repo_root(root.resolve()))
     check_store(uri)
-    threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True).start()
+    global _loader
+    _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)
+    _loader.start()
     return True
+
+
+_loader: threading.Thread | None = None
+
+
+def wait_for_mlflow() -> None:
+    """Let the background import finish before this thread imports MLflow too: two threads
+    importing one package's modules in different orders can trip the import lock's deadlock
+    check."""
+    if _loader is not None:
+        _loader.join()
 
 
 def _load_mlflow() -> None:
@@ -89,6 +109,7 @@ def track_stage(
     params = read_params(root)
     if not tracking_enabled(root, params):
         return []
+    wait_for_mlflow()
     try:
         from llm_eval.tracking.context import build_context
         from llm_eval.tracking.stages import log_stage
