@@ -1,7 +1,7 @@
 """What MLflow tracking adds to a 2,000-row run, and to the `score` stage that follows it.
 
 A copy of the suite runs `mock-varied` over every active benchmark for as many epochs as make
-about 2,000 rows (4 epochs of 491 tasks: 1,964 rows) with tracking off, then on (a fresh
+about 2,000 rows (4 epochs of 521 tasks: 2,084 rows) with tracking off, then on (a fresh
 SQLite store each time, created by a `validate` first, so the one-off schema set-up is not
 counted), `--repeat` times each,
 keeping the fastest of each (noise on a shared machine only adds time). With tracking on,
