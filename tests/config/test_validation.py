@@ -110,3 +110,15 @@ def test_relative_benchmark_paths_resolve_from_the_config_root(config_copy: Path
     assert report.ok, report.problems
     assert report.config is not None
     assert report.config.benchmark_path("sample_math") == config_copy / "data" / "sample_math.jsonl"
+
+
+def test_model_and_benchmark_names_mlflow_cannot_take_are_refused(config_copy: Path) -> None:
+    params = config_copy / "params.yaml"
+    text = params.read_text(encoding="utf-8")
+    text += "\n  o'neil+v2:\n    provider: mock\n    model: mock/varied\n"
+    params.write_text(text, encoding="utf-8")
+    rendered = [str(p) for p in validate(str(config_copy)).problems]
+    line = _line_of(params, "o'neil+v2:")
+    expected = f'{params}:{line}: model name "o\'neil+v2": use only letters, digits'
+    assert any(text.startswith(expected) for text in rendered), rendered
+    assert not any("mock-varied" in text for text in rendered), rendered

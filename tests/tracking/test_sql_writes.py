@@ -10,8 +10,11 @@ changes what its store writes fails here.
 
 from __future__ import annotations
 
-import random
+import contextlib
+import os
 import sqlite3
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ import pytest
 
 from llm_eval.runner.trace_io import read_rows
 from llm_eval.schemas import CallRecord, TraceRow, Usage
+from llm_eval.tracking.sql_writes import DISABLE_SWITCH
 from tests.support.rows import make_row
 from tests.tracking.test_tracking import llm_eval, make_suite
 
@@ -70,22 +74,35 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[TraceRow]:
     return found
 
 
+@contextlib.contextmanager
+def api_only(on: bool) -> Iterator[None]:
+    """Within: every write goes through MLflow's public API (`LLM_EVAL_MLFLOW_SQL=0`)."""
+    previous = os.environ.get(DISABLE_SWITCH)
+    if on:
+        os.environ[DISABLE_SWITCH] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(DISABLE_SWITCH, None)
+        if previous is not None:
+            os.environ[DISABLE_SWITCH] = previous
+
+
 def write_both_ways(rows: list[TraceRow], directory: Path, use_sql_writes: bool) -> Path:
     from mlflow import MlflowClient
 
     from llm_eval.tracking.assessments import log_verdicts
     from llm_eval.tracking.bulk_traces import log_rows_as_traces
-    from llm_eval.tracking.sql_writes import sql_store
 
     db = directory / ("bulk.db" if use_sql_writes else "api.db")
     client = MlflowClient(tracking_uri=f"sqlite:///{db}")
-    assert (sql_store(client) is not None) is True
-    experiment = client.create_experiment("e", artifact_location="file:///shared/artifacts")
-    run = client.create_run(experiment, tags={"llm_eval.stage": "run", "llm_eval.model": "m"})
-    shifts = [1_000_000_000 * index for index in range(len(rows))]
-    log_rows_as_traces(client, experiment, run.info.run_id, rows, shift_ns=shifts,
-                       rng=random.Random(7), use_sql_writes=use_sql_writes)  # fmt: skip
-    assert log_verdicts(client, experiment, "m", rows, use_sql_writes=use_sql_writes) == len(rows)
+    with api_only(not use_sql_writes):
+        experiment = client.create_experiment("e", artifact_location="file:///shared/artifacts")
+        tags = {"llm_eval.stage": "run", "llm_eval.model": "m"}
+        run = client.create_run(experiment, tags=tags)
+        shifts = [1_000_000_000 * index for index in range(len(rows))]
+        log_rows_as_traces(client, experiment, run.info.run_id, rows, shift_ns=shifts)
+        assert log_verdicts(client, rows, {}).written == len(rows)
     return db
 
 
@@ -176,3 +193,19 @@ def test_stores_it_cannot_keep_consistent_use_the_api(monkeypatch: pytest.Monkey
     assert sql_store(client) is not None
     monkeypatch.setenv("MLFLOW_SQL_TRACE_ROLLUPS_ENABLED", "true")
     assert sql_store(client) is None
+
+
+def test_an_mlflow_without_the_private_names_gets_the_same_store_through_the_api(
+    rows: list[TraceRow], stores: tuple[Path, Path], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """As if MLflow had moved a private name: `sql_store` says no, the public API writes."""
+    from mlflow import MlflowClient
+
+    from llm_eval.tracking.sql_writes import sql_store
+
+    monkeypatch.setitem(sys.modules, "mlflow.tracing.utils.truncation", None)
+    assert sql_store(MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'x.db'}")) is None
+    db = write_both_ways(rows, tmp_path, True)  # asks for bulk writes, gets the API
+    for table in COMPARED_TABLES:
+        assert table_rows(db, table) == table_rows(stores[1], table), table

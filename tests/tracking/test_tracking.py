@@ -141,7 +141,6 @@ def test_each_stage_is_one_run_tagged_and_nested(tracked: Tracked) -> None:
         assert tags["dvc.exp_name"] == ""
         assert child.info.status == "FINISHED"
     assert run.info.run_name == "run:mock-varied"
-    assert run.data.tags["llm_eval.traces"] == "live"  # written while the run went on
     assert score.info.run_name == "score:mock-varied"
     assert run.data.tags["llm_eval.source"] == "cli"  # not run by DVC
     assert parent.info.status == "FINISHED"
@@ -254,28 +253,6 @@ def test_no_secret_in_the_store_or_the_task_tables(tracked: Tracked) -> None:
     assert SECRET not in dump
     for table in (tracked.root / "mlruns" / "artifacts").rglob("tasks/*.json"):
         assert SECRET not in table.read_text(encoding="utf-8")
-
-
-def test_traces_are_logged_after_the_run_when_live_logging_is_off(tmp_path: Path) -> None:
-    from mlflow import MlflowClient
-
-    root = make_suite(tmp_path / "suite")
-    ran = llm_eval(
-        root, "run", "--model", "mock-varied", "--benchmark", "sample_logic", "--output",
-        "t.jsonl", LLM_EVAL_LIVE_TRACES="0",
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    client = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns' / 'mlflow.db'}")
-    experiment = client.get_experiment_by_name("llm-eval")
-    assert experiment is not None
-    (run,) = client.search_runs(
-        [experiment.experiment_id], filter_string="tags.`llm_eval.stage` = 'run'"
-    )
-    assert run.data.tags["llm_eval.traces"] == "after run"
-    traces = client.search_traces(
-        locations=[experiment.experiment_id], run_id=run.info.run_id, include_spans=False
-    )
-    assert len(traces) == len(read_rows(root / "t.jsonl"))
 
 
 def test_tracking_off_by_env_or_params(tmp_path: Path) -> None:

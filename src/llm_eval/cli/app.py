@@ -237,6 +237,24 @@ def compare(
     raise typer.Exit(execute_compare(first, second, output))
 
 
+@app.command()
+def track(
+    results: Annotated[list[Path], typer.Argument(help="Trace JSONL file(s).")],
+    scored: Annotated[
+        bool, typer.Option("--scored", help="The files are scored: check the verdicts too.")
+    ] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only report; write nothing to MLflow.")
+    ] = False,
+    config_root: ConfigRoot = Path("."),
+) -> None:
+    """Write what the MLflow record of trace files lacks, then report missing and duplicate
+    traces and verdicts; exit 1 if any remain."""
+    from llm_eval.cli.track import execute_track
+
+    raise typer.Exit(execute_track(results, scored, check, config_root))
+
+
 @app.command("serve-local")
 def serve_local(
     model: Annotated[

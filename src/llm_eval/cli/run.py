@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from llm_eval.config.loading import AppConfig
 from llm_eval.errors import ConfigError, UsageError
 from llm_eval.schemas import ModelConfig, RunnerConfig
-
-if TYPE_CHECKING:
-    from llm_eval.tracking.live import LiveTraces
-
-LIVE_SWITCH = "LLM_EVAL_LIVE_TRACES"
-"""Set to 0 to log a run's traces after the run instead of while it goes."""
 
 _OPTION_OF = {
     "max_attempts": "--max-attempts",
@@ -187,42 +179,27 @@ def execute_run(options: RunOptions) -> int:
         progress=progress,
         run_id=run_id,
     )
-    live = start_live_traces(config.root, output)
-    if live is not None:
-        runner.on_row = live.add
+    from llm_eval.tracking import prepare_tracking, track_stage
+
+    tracked = prepare_tracking(config.root)
+    made_now: set[tuple[str, str, str, int]] = set()  # keys of rows this run wrote
+    runner.on_row = lambda row: made_now.add(row.key)
     previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt)
-    finished = False
     try:
         summary = asyncio.run(runner.run())
-        finished = True
+    except KeyboardInterrupt:
+        progress.stop()
+        if tracked and output.is_file():  # the rows so far, in a run that ends KILLED
+            track_stage("run", config_root=config.root, rows_paths=[output], status="KILLED",
+                        new_rows=made_now)  # fmt: skip
+        raise
     finally:
         progress.stop()
         signal.signal(signal.SIGTERM, previous)
-        # A finished run's trace file is complete: the child logs it as the stage.
-        live_logged = live.close(log_stage=finished) if live is not None else False
     code = _print_summary(summary, config.runner.fail_on_error)
-    if not live_logged:
-        from llm_eval.tracking import track_stage
-
-        if live is not None:
-            print("warning: live trace logging failed; logging the traces now", file=sys.stderr)
-        track_stage("run", config_root=config.root, rows_paths=[summary.output])
+    if tracked:
+        track_stage("run", config_root=config.root, rows_paths=[summary.output], new_rows=made_now)
     return code
-
-
-def start_live_traces(config_root: Path, rows_path: Path) -> LiveTraces | None:
-    """The live trace logger when tracking is on (and `LLM_EVAL_LIVE_TRACES` is not 0)."""
-    from llm_eval.tracking import tracking_enabled
-
-    if os.environ.get(LIVE_SWITCH, "1") == "0" or not tracking_enabled(config_root):
-        return None
-    from llm_eval.tracking.live import LiveTraces
-
-    try:
-        return LiveTraces(config_root, rows_path)
-    except OSError as exc:  # no child process: the traces are logged after the run instead
-        print(f"warning: live trace logging unavailable: {exc}", file=sys.stderr)
-        return None
 
 
 def _print_summary(summary: Any, fail_on_error: float) -> int:

@@ -21,12 +21,16 @@ def execute_score(
 
     `metrics` gets the flat headline (DVC metrics); `details` the per-benchmark numbers.
     """
+    from llm_eval.tracking import prepare_tracking, track_stage
+
     if output is not None and len(results) != 1:
         raise UsageError("--output takes exactly one --results file")
-    all_rows = []
     for path in results:
         if not path.is_file():
             raise UsageError(f"--results: no such file {path}")
+    tracked = prepare_tracking(config_root)
+    all_rows = []
+    for path in results:
         rows = read_rows(path)
         rescored = score_rows(rows)
         changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
@@ -38,15 +42,14 @@ def execute_score(
         dump_json(metrics, headline_metrics(all_rows, per_benchmark.get("overall")))
     if details is not None:
         dump_json(details, per_benchmark)
-    from llm_eval.tracking import track_stage
-
     extra = [path for path in (metrics, details) if path is not None]
-    track_stage(
-        "score",
-        config_root=config_root,
-        rows_paths=[output] if output else results,
-        artifacts=extra,
-    )
+    if tracked:
+        track_stage(
+            "score",
+            config_root=config_root,
+            rows_paths=[output] if output else results,
+            artifacts=extra,
+        )
     return 0
 
 

@@ -49,6 +49,7 @@ def validate(root: str = ".") -> ValidationReport:
         return ValidationReport(None, problems=list(exc.problems))
     report = ValidationReport(config)
     report.problems.extend(_duplicate_keys(config))
+    report.problems.extend(_name_problems(config))
     report.problems.extend(_model_problems(config))
     report.problems.extend(_selection_problems(config))
     report.problems.extend(_benchmark_problems(config))
@@ -76,6 +77,33 @@ def _duplicate_keys(config: AppConfig) -> list[Problem]:
         for located in config.sources.values()
         for key_path, line in located.duplicates
     ]
+
+
+NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
+"""What a model or benchmark name may hold: it becomes an MLflow tag value, a run name, a
+filter string, an artifact name, a DVC parameter key and a file name, and these characters
+are safe in all of them (a quote, `+`, `/` or `.` is not)."""
+
+
+def _name_problems(config: AppConfig) -> list[Problem]:
+    problems = []
+    for kind, source, names in (
+        ("model", PARAMS_FILE, config.models),
+        ("benchmark", BENCHMARKS_FILE, config.benchmarks),
+    ):
+        section = "models" if kind == "model" else "benchmarks"
+        problems += [
+            _problem(
+                config,
+                source,
+                (section, name),
+                f"{kind} name {name!r}: use only letters, digits, '_' and '-' "
+                "(the name is an MLflow key and a file name)",
+            )
+            for name in names
+            if not NAME_RE.fullmatch(name)
+        ]
+    return problems
 
 
 def _model_problems(config: AppConfig) -> list[Problem]:

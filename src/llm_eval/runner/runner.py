@@ -162,7 +162,7 @@ class EvaluationRunner:
         on_row: Callable[[TraceRow], None] | None = None,
     ) -> None:
         self.config = config
-        self.on_row = on_row  # told of each row once it is written (live trace logging)
+        self.on_row = on_row  # told of each row once it is written
         self.models = models
         self.benchmarks = benchmarks
         self.output = output

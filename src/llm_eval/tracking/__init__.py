@@ -15,22 +15,74 @@ stage of one `dvc repro` / `dvc exp run` shares):
   mean_latency_s, ...), and for `report` `<model>/<metric>` (also on the parent);
 - the per-task table (`tasks/<model>.json`, `MlflowClient.log_table`), the trace / scored
   JSONL, metrics JSON, report and charts as artifacts;
-- for `run`: one MLflow trace per row, with a span per LLM call and per tool call.
+- for `run`: one MLflow trace per row, with a span per LLM call and per tool call, written
+  after the run in bulk; for `score`: one current `correct` verdict on each row's trace.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from llm_eval.redaction import error_line
 from llm_eval.tracking.context import ENV_SWITCH, read_params, tracking_enabled
 
-__all__ = ["ENV_SWITCH", "exit_process", "track_stage", "tracking_enabled"]
+if TYPE_CHECKING:
+    from llm_eval.schemas import RowKey
+
+__all__ = [
+    "ENV_SWITCH",
+    "exit_process",
+    "prepare_tracking",
+    "track_stage",
+    "tracking_enabled",
+    "wait_for_mlflow",
+]
+
+
+def prepare_tracking(config_root: Path | str = ".") -> bool:
+    """Whether the stage will be tracked; if so, check the store first (an unusable one
+    raises `UsageError` within seconds) and start loading MLflow in the background, so the
+    stage's own work hides that second or two instead of waiting for it at the end."""
+    root = Path(config_root)
+    params = read_params(root)
+    if not tracking_enabled(root, params):
+        return False
+    from llm_eval.tracking.context import repo_root, store_locations
+    from llm_eval.tracking.preflight import check_store
+
+    uri, _ = store_locations(repo_root(root.resolve()))
+    check_store(uri)
+    global _loader
+    _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)
+    _loader.start()
+    return True
+
+
+_loader: threading.Thread | None = None
+
+
+def wait_for_mlflow() -> None:
+    """Let the background import finish before this thread imports MLflow too: two threads
+    importing one package's modules in different orders can trip the import lock's deadlock
+    check."""
+    if _loader is not None:
+        _loader.join()
+
+
+def _load_mlflow() -> None:
+    """Import what logging a stage needs (a failure here surfaces, if at all, when logging)."""
+    with contextlib.suppress(Exception):
+        import mlflow  # noqa: F401
+        import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+        import mlflow.tracing.client  # noqa: F401
+        import pandas  # noqa: F401  (the task table)
 
 
 def track_stage(
@@ -41,20 +93,23 @@ def track_stage(
     artifacts: Sequence[Path] = (),
     metrics: Mapping[str, Any] | None = None,
     models: Sequence[str] = (),
-    live_runs: Mapping[str, str] | None = None,
+    status: str = "FINISHED",
+    new_rows: Collection[RowKey] | None = None,
 ) -> list[str]:
     """Log one stage execution to MLflow if tracking is on; returns the created run ids.
 
-    `rows_paths`: trace files; each model in them gets its own run with metrics, the task
-    table and (stage `run`) one trace per row, unless `live_runs` names the run a
-    `live.LiveTraces` child already opened and filled with the model's traces. Without rows,
-    one run logs `metrics` (nested numbers, flattened to `a/b/c`) and `artifacts`. Never
-    raises for a tracking failure.
+    `rows_paths`: trace files; each model in them gets its own run with metrics and the task
+    table, and the store is reconciled with the rows (`record`): stage `run` writes every
+    missing trace, `score` also every verdict. Without rows, one run logs `metrics` (nested
+    numbers, flattened to `a/b/c`) and `artifacts`. `status` ends the runs (`KILLED` for an
+    interrupted run); `new_rows` are the keys of the rows this stage made (their traces
+    are new, not repairs). Never raises for a tracking failure.
     """
     root = Path(config_root)
     params = read_params(root)
     if not tracking_enabled(root, params):
         return []
+    wait_for_mlflow()
     try:
         from llm_eval.tracking.context import build_context
         from llm_eval.tracking.stages import log_stage
@@ -66,7 +121,8 @@ def track_stage(
             artifacts=[Path(p) for p in artifacts],
             metrics=metrics,
             models=list(models),
-            live_runs=live_runs,
+            status=status,
+            new_rows=new_rows,
         )
     except Exception as exc:  # tracking must never fail a stage
         message = error_line(exc)

@@ -1,70 +1,98 @@
-"""Each verdict of the `score` stage as an MLflow assessment on the trace the `run` logged.
+"""Each verdict of the `score` stage as an MLflow assessment on its row's own trace.
 
-The traces come from the model's latest tracked `run` stage (`llm_eval.stage = run`, same
-model); a row finds its trace by benchmark, task id and epoch (the trace's tags). A scored
-row becomes feedback `correct` (True / False) with the scoring method and the extracted
-answer as rationale; an error row becomes feedback with an error instead of a value, so
-MLflow's trace views can filter right, wrong and failed answers. Rows without a tracked
-trace (tracking was off for the run) are skipped and counted.
+A row's trace is the one its key names (`identity`), whichever MLflow run logged it. A scored
+row becomes feedback `correct` (True / False) with the scoring method and the extracted answer
+as rationale; an error row becomes feedback with an error instead of a value, so MLflow's
+trace views can filter right, wrong and failed answers. A trace holds one current verdict:
+scoring again leaves an unchanged verdict alone and replaces a changed one (the new
+assessment `overrides` the old, which stays, marked not valid, as its history).
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llm_eval.redaction import redact
 from llm_eval.tracking import store
-from llm_eval.tracking.traces import TRACE_KEY_TAGS, trace_key
+from llm_eval.tracking.identity import trace_id_of, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
-    from mlflow.entities import Feedback
+    from mlflow.entities import Assessment, Feedback
 
     from llm_eval.schemas import TraceRow
 
 FEEDBACK_NAME = "correct"
 SOURCE_ID = "llm-eval score"
 
-TraceKey = tuple[str, ...]
-"""The values of a trace's `TRACE_KEY_TAGS`."""
+
+@dataclass(frozen=True)
+class VerdictCounts:
+    """What logging the verdicts of some rows did."""
+
+    written: int
+    replaced: int
+    unchanged: int
 
 
 def log_verdicts(
     client: MlflowClient,
-    experiment_id: str,
-    model: str,
     rows: Sequence[TraceRow],
-    *,
-    use_sql_writes: bool = True,
-) -> int:
-    """Log one assessment per row whose trace exists; returns how many were logged.
+    current: Mapping[str, Sequence[Assessment]],
+) -> VerdictCounts:
+    """Give each row's trace (which must exist) its verdict, replacing a different one.
 
-    On MLflow's SQL store they are one bulk insert (`sql_writes`); elsewhere, or if that
-    fails, one `log_assessment` call each.
+    `current`: the valid `correct` assessments already on the traces, by trace id. On MLflow's
+    SQL store the writes are one bulk transaction (`sql_writes`); elsewhere, or if that fails,
+    one `log_assessment` call each.
     """
-    traces = latest_run_traces(client, experiment_id, model)
-    feedback = [
-        verdict_feedback(traces[key], row) for row in rows if (key := trace_key(row)) in traces
-    ]
+    feedback: list[Feedback] = []
+    invalidate: list[tuple[str, str]] = []
+    replaced = unchanged = 0
+    for row in rows:
+        new = verdict_feedback(trace_id_of(trace_key(row)), row)
+        ours = [a for a in current.get(str(new.trace_id), ()) if _is_ours(a)]
+        if len(ours) == 1 and verdict_of(ours[0]) == verdict_of(new):
+            unchanged += 1
+            continue
+        if ours:
+            replaced += 1
+            new.overrides = ours[-1].assessment_id
+            invalidate += [(str(new.trace_id), str(a.assessment_id)) for a in ours]
+        feedback.append(new)
     if feedback:
-        _write_feedback(client, feedback, use_sql_writes)
-    if rows and len(feedback) < len(rows):
-        print(
-            f"note: {len(rows) - len(feedback)} of {len(rows)} verdicts of {model!r} have no "
-            "tracked trace to attach to (was tracking off for its run?)",
-            file=sys.stderr,
-        )
-    return len(feedback)
+        _write_feedback(client, feedback, invalidate)
+    return VerdictCounts(len(feedback), replaced, unchanged)
 
 
-def _write_feedback(client: MlflowClient, feedback: list[Feedback], use_sql_writes: bool) -> None:
+def _is_ours(assessment: Assessment) -> bool:
+    """Written by `score` (a reviewer's own `correct` feedback is never replaced)."""
+    source = assessment.source
+    return source is not None and source.source_id == SOURCE_ID
+
+
+def verdict_of(assessment: Assessment) -> tuple[Any, str | None, str | None]:
+    """What makes two verdicts the same: value, error code and rationale."""
+    error = getattr(assessment, "error", None)
+    return (
+        getattr(assessment, "value", None),
+        error.error_code if error is not None else None,
+        getattr(assessment, "rationale", None),
+    )
+
+
+def _write_feedback(
+    client: MlflowClient, feedback: list[Feedback], invalidate: list[tuple[str, str]]
+) -> None:
+    """Write the new verdicts; mark `invalidate` ((trace id, assessment id)) not valid."""
     from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
 
-    sql = sql_store(client) if use_sql_writes else None
-    if sql is not None and bulk_write(partial(write_assessments, sql, feedback), "assessment"):
+    sql = sql_store(client)
+    ids = [assessment_id for _, assessment_id in invalidate]
+    if sql is not None and bulk_write(partial(write_assessments, sql, feedback, ids), "assessment"):
         return
     from mlflow.tracing.client import TracingClient
 
@@ -72,35 +100,14 @@ def _write_feedback(client: MlflowClient, feedback: list[Feedback], use_sql_writ
     for assessment in feedback:
         trace_id = assessment.trace_id
         assert trace_id is not None  # set by verdict_feedback
+        # The store marks the one `overrides` names as not valid.
         store.with_retry(partial(tracing.log_assessment, trace_id, assessment))
-
-
-def latest_run_traces(client: MlflowClient, experiment_id: str, model: str) -> dict[TraceKey, str]:
-    """Trace ids of the model's most recent tracked `run` stage, by (benchmark, task, epoch)."""
-    runs = client.search_runs(
-        [experiment_id],
-        filter_string=f"tags.`llm_eval.stage` = 'run' AND tags.`llm_eval.model` = '{model}'",
-        order_by=["attributes.start_time DESC"],
-        max_results=1,
-    )
-    if not runs:
-        return {}
-    found: dict[TraceKey, str] = {}
-    page_token = None
-    while True:
-        page = client.search_traces(
-            locations=[experiment_id],
-            run_id=runs[0].info.run_id,
-            max_results=500,
-            page_token=page_token,
-            include_spans=False,
-        )
-        for trace in page:
-            key = tuple(trace.info.tags.get(tag, "") for tag in TRACE_KEY_TAGS)
-            found.setdefault(key, trace.info.trace_id)
-        page_token = page.token
-        if not page_token:
-            return found
+    overridden = {str(a.overrides) for a in feedback}
+    for trace_id, assessment_id in invalidate:
+        if assessment_id not in overridden:
+            # A second current verdict of ours, which only older versions wrote: the API has
+            # no way to mark it not valid, so it goes (the verdict it duplicated stays).
+            store.with_retry(partial(tracing.delete_assessment, trace_id, assessment_id))
 
 
 def verdict_feedback(trace_id: str, row: TraceRow) -> Feedback:

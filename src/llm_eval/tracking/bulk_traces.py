@@ -1,22 +1,23 @@
 """Write many rows as MLflow traces in a few store calls instead of a few per row.
 
 `MlflowClient.start_trace` / `start_span` / `end_trace` cost about 30 ms of SQLite work per
-row (a transaction for the trace, one per span export), which made tracking a 2,000-row run
-take a minute. Here every row's spans (planned by `traces.plan_spans`) are built offline as
-span records (`sql_writes.SpanRecord`) and written a batch at a time: on MLflow's SQL store
-as bulk inserts (`sql_writes`, one transaction per batch), elsewhere with one `log_spans` call
-per batch and `link_traces_to_run`, 100 per call (the store's limit). Trace tags also travel as
-`mlflow.traceTag.<key>` attributes of the root span, which is how `log_spans` receives them.
+row (a transaction for the trace, one per span export). Here every row's spans (planned by
+`traces.plan_spans`, with the ids `identity` derives from the row's key) are built offline as
+span records (`sql_writes.SpanRecord`) and written a batch at a time: on MLflow's SQL store as
+bulk inserts (`sql_writes`, one transaction per batch, traces already stored skipped),
+elsewhere with one `log_spans` call per batch and `link_traces_to_run`, 100 per call (the
+store's limit). Trace tags also travel as `mlflow.traceTag.<key>` attributes of the root span,
+which is how `log_spans` receives them.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from llm_eval.tracking.identity import otel_trace_id, span_id_of, trace_id_of, trace_key
 from llm_eval.tracking.traces import SpanPlan, plan_spans
 
 if TYPE_CHECKING:
@@ -34,36 +35,31 @@ LINKS_PER_CALL = 100
 
 TAG_PREFIX = "mlflow.traceTag."
 
-TRACE_ID_PREFIX = "tr-"
-"""MLflow's trace id: this prefix and the OpenTelemetry trace id in 32 hex digits."""
-
 
 def log_rows_as_traces(
     client: MlflowClient,
     experiment_id: str,
-    run_id: str,
+    run_id: str | None,
     rows: Sequence[TraceRow],
     *,
     shift_ns: Sequence[int] | None = None,
-    rng: random.Random | None = None,
-    use_sql_writes: bool = True,
 ) -> list[str]:
-    """Log one trace per row, linked to `run_id`; returns the trace ids in row order.
+    """Log one trace per row, linked to `run_id` if given; returns the trace ids in row order.
 
-    `shift_ns[i]` moves row i's times (simulated rows carry simulated clocks, see the caller).
-    On MLflow's SQL store the traces are bulk inserts (`sql_writes`); elsewhere, or if such a
-    write fails, they go through MLflow's `log_spans` (`use_sql_writes=False` forces that).
+    The caller passes rows whose traces are not stored yet (`record` checks); on the SQL store
+    a trace that is there anyway is skipped. `shift_ns[i]` moves row i's times (simulated rows
+    carry simulated clocks, see the caller). On MLflow's SQL store the traces are bulk inserts
+    (`sql_writes`); elsewhere, or if such a write fails, they go through MLflow's `log_spans`.
     """
     from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_traces
 
-    rng = rng or random.SystemRandom()
-    store = sql_store(client) if use_sql_writes else None
+    store = sql_store(client)
     artifact_root = client.get_experiment(experiment_id).artifact_location if store else ""
     trace_ids: list[str] = []
     api_ids: list[str] = []  # traces still to link to the run through the API
     for start in range(0, len(rows), BATCH_ROWS):
         traces = [
-            _row_trace(rows[index], experiment_id, rng, shift_ns[index] if shift_ns else 0)
+            row_trace(rows[index], experiment_id, shift_ns[index] if shift_ns else 0)
             for index in range(start, min(start + BATCH_ROWS, len(rows)))
         ]
         trace_ids += [trace.trace_id for trace in traces]
@@ -74,8 +70,9 @@ def log_rows_as_traces(
             store = None  # MLflow's API writes this batch and the rest
         _log_spans(client, experiment_id, [span for trace in traces for span in trace.spans])
         api_ids += [trace.trace_id for trace in traces]
-    for start in range(0, len(api_ids), LINKS_PER_CALL):
-        client.link_traces_to_run(api_ids[start : start + LINKS_PER_CALL], run_id)
+    if run_id is not None:
+        for start in range(0, len(api_ids), LINKS_PER_CALL):
+            client.link_traces_to_run(api_ids[start : start + LINKS_PER_CALL], run_id)
     return trace_ids
 
 
@@ -85,23 +82,24 @@ def _log_spans(client: MlflowClient, experiment_id: str, spans: list[SpanRecord]
     TracingClient(client.tracking_uri).log_spans(experiment_id, [_mlflow_span(s) for s in spans])
 
 
-def _row_trace(row: TraceRow, experiment_id: str, rng: random.Random, shift_ns: int) -> TraceSpans:
+def row_trace(row: TraceRow, experiment_id: str, shift_ns: int = 0) -> TraceSpans:
+    """The row's trace as span records, with the ids its key determines."""
     from llm_eval.tracking.sql_writes import TraceSpans
 
     plan = plan_spans(row)
-    otel_trace_id = rng.getrandbits(128)
-    trace_id = TRACE_ID_PREFIX + f"{otel_trace_id:032x}"
-    root_span_id = rng.getrandbits(64)
+    key = trace_key(row)
+    otel_id = otel_trace_id(key)
+    trace_id = trace_id_of(key)
+    root_span_id = span_id_of(key, 0)
     tags = {**plan.tags, "mlflow.traceName": plan.root.name}
     root_attributes = {
         "mlflow.experimentId": experiment_id,
-        **{TAG_PREFIX + key: value for key, value in tags.items()},
+        **{TAG_PREFIX + name: value for name, value in tags.items()},
     }
-    spans = [_span(plan.root, trace_id, otel_trace_id, root_span_id, None, shift_ns,
-                   root_attributes)]  # fmt: skip
-    for child in plan.children:
-        span_id = rng.getrandbits(64)
-        spans.append(_span(child, trace_id, otel_trace_id, span_id, root_span_id, shift_ns, {}))
+    spans = [_span(plan.root, trace_id, otel_id, root_span_id, None, shift_ns, root_attributes)]
+    for index, child in enumerate(plan.children, start=1):
+        span_id = span_id_of(key, index)
+        spans.append(_span(child, trace_id, otel_id, span_id, root_span_id, shift_ns, {}))
     return TraceSpans(trace_id, spans, tags)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,13 +19,14 @@ from llm_eval.tracking.context import StageContext, flatten, safe_params, stage_
 if TYPE_CHECKING:
     from mlflow import MlflowClient
 
-    from llm_eval.schemas import TraceRow
+    from llm_eval.schemas import RowKey, TraceRow
 
 TRACE_STAGES = frozenset({"run"})
 """Stages whose rows become MLflow traces (the ones that called the models)."""
 
 VERDICT_STAGES = frozenset({"score"})
-"""Stages whose verdicts are logged as assessments on those traces (the record of them)."""
+"""Stages whose verdicts are logged as assessments on the rows' traces (writing any trace
+still missing first)."""
 
 
 def quiet_mlflow() -> None:
@@ -42,9 +43,14 @@ def log_stage(
     artifacts: Sequence[Path],
     metrics: Mapping[str, Any] | None,
     models: Sequence[str],
-    live_runs: Mapping[str, str] | None = None,
+    status: str = "FINISHED",
+    new_rows: Collection[RowKey] | None = None,
 ) -> list[str]:
-    """Log the stage under the store lock; returns the ids of the runs it created."""
+    """Log the stage under the store lock; returns the ids of the runs it created.
+
+    `status`: how the stage's runs end (`KILLED` for an interrupted `run`); `new_rows`: the
+    keys of the rows this stage made (see `record.reconcile_traces`).
+    """
     os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
     quiet_mlflow()
     with store.store_lock(store.lock_directory(ctx)), store.global_tracking_uri(ctx.tracking_uri):
@@ -53,7 +59,7 @@ def log_stage(
         parent = store.parent_run_id(client, exp_id, ctx)
         if rows_paths:
             run_ids = _log_model_runs(
-                client, ctx, exp_id, parent, rows_paths, artifacts, live_runs or {}
+                client, ctx, exp_id, parent, rows_paths, artifacts, status, new_rows
             )
         else:
             run_ids = [_log_plain_run(client, ctx, exp_id, parent, artifacts, metrics, models)]
@@ -70,26 +76,23 @@ def _log_model_runs(
     parent: str,
     rows_paths: Sequence[Path],
     artifacts: Sequence[Path],
-    live_runs: Mapping[str, str],
+    status: str,
+    new_rows: Collection[RowKey] | None,
 ) -> list[str]:
-    from llm_eval.runner.trace_io import read_many
+    from llm_eval.runner.trace_io import read_rows
+    from llm_eval.tracking.record import unique_rows
 
-    by_model: dict[str, list[TraceRow]] = {}
-    for row in read_many(rows_paths):
-        by_model.setdefault(row.model, []).append(row)
-    return [
-        _log_model_run(
-            client,
-            ctx,
-            exp_id,
-            parent,
-            model,
-            rows,
-            [*rows_paths, *artifacts],
-            live_runs.get(model),
-        )
-        for model, rows in by_model.items()
-    ]
+    run_ids = []
+    for path in rows_paths:
+        by_model: dict[str, list[TraceRow]] = {}
+        for row in unique_rows(read_rows(path)):
+            by_model.setdefault(row.model, []).append(row)
+        for model, rows in by_model.items():
+            paths = [path, *artifacts]
+            run_id = _log_model_run(client, ctx, exp_id, parent, model, rows, paths, status)
+            _reconcile(client, exp_id, run_id, ctx.stage, rows, f"{path} ({model})", new_rows)
+            run_ids.append(run_id)
+    return run_ids
 
 
 def _log_model_run(
@@ -100,13 +103,13 @@ def _log_model_run(
     model: str,
     rows: list[TraceRow],
     artifacts: Sequence[Path],
-    live_run: str | None = None,
+    status: str,
 ) -> str:
-    """One model's run; `live_run` is the run `live.follow` opened and filled with traces."""
+    """One model's run: params, metrics, the task table and the files."""
     from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 
-    run_id = live_run or open_model_run(client, ctx, exp_id, parent, model, rows[0])
-    with _finishing(client, run_id):
+    run_id = open_model_run(client, ctx, exp_id, parent, model, rows[0])
+    with _finishing(client, run_id, status):
         # The headline as top-level metrics (the runs list's columns compare models), the
         # per-benchmark numbers as `<benchmark>/<metric>`.
         per_benchmark = benchmark_metrics(rows)
@@ -114,17 +117,28 @@ def _log_model_run(
         store.log_batch(client, run_id, metrics=_metric_list(numbers))
         store.with_retry(lambda: client.log_table(run_id, task_table(rows), f"tasks/{model}.json"))
         _log_artifacts(client, run_id, artifacts)
-        if ctx.stage in TRACE_STAGES:
-            if live_run is None:
-                log_traces(client, exp_id, run_id, rows)
-            # How the traces were written: during the run (live) or after it.
-            written = "live" if live_run is not None else "after run"
-            store.with_retry(lambda: client.set_tag(run_id, "llm_eval.traces", written))
-        if ctx.stage in VERDICT_STAGES:
-            from llm_eval.tracking.assessments import log_verdicts
-
-            log_verdicts(client, exp_id, model, rows)
     return run_id
+
+
+def _reconcile(
+    client: MlflowClient,
+    exp_id: str,
+    run_id: str,
+    stage: str,
+    rows: list[TraceRow],
+    source: str,
+    new_rows: Collection[RowKey] | None,
+) -> None:
+    """Bring the store in line with the rows: traces (both stages), verdicts (`score`)."""
+    from llm_eval.tracking import record
+
+    if stage not in TRACE_STAGES | VERDICT_STAGES:
+        return
+    scoring = stage in VERDICT_STAGES
+    view = record.store_view(client, exp_id, rows, verdicts=scoring)
+    traces = record.reconcile_traces(client, exp_id, run_id, rows, view, new_rows=new_rows)
+    verdicts = record.reconcile_verdicts(client, rows, view) if scoring else None
+    record.say_repairs(source, traces, verdicts)
 
 
 def open_model_run(
@@ -179,16 +193,16 @@ def _create_run(client: MlflowClient, exp_id: str, name: str, tags: dict[str, st
 
 
 class _finishing:
-    """Context manager: the run ends FINISHED, or FAILED if logging it raised."""
+    """Context manager: the run ends with `status` (FINISHED), or FAILED if logging it raised."""
 
-    def __init__(self, client: MlflowClient, run_id: str) -> None:
-        self.client, self.run_id = client, run_id
+    def __init__(self, client: MlflowClient, run_id: str, status: str = "FINISHED") -> None:
+        self.client, self.run_id, self.status = client, run_id, status
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
-        status = "FINISHED" if exc_type is None else "FAILED"
+        status = self.status if exc_type is None else "FAILED"
         store.with_retry(lambda: self.client.set_terminated(self.run_id, status))
 
 
@@ -259,17 +273,3 @@ def _artifact_folder(path: Path) -> str:
     if path.suffix == ".jsonl":
         return "traces"
     return "results"
-
-
-def log_traces(client: MlflowClient, exp_id: str, run_id: str, rows: Sequence[TraceRow]) -> None:
-    """All rows as traces in bulk (see `bulk_traces`), linked to the stage's run.
-
-    A simulated row's clock starts in 2000 (it is simulated, not measured); its trace is
-    placed at the time of logging instead, keeping its simulated durations.
-    """
-    from llm_eval.tracking.bulk_traces import log_rows_as_traces
-    from llm_eval.tracking.traces import to_ns
-
-    now_ns = time.time_ns()
-    shifts = [now_ns - (to_ns(row.started_at) or now_ns) if row.simulated else 0 for row in rows]
-    store.with_retry(partial(log_rows_as_traces, client, exp_id, run_id, rows, shift_ns=shifts))

@@ -148,9 +148,18 @@ def experiment_id(client: MlflowClient, ctx: StageContext) -> str:
         if existing.lifecycle_stage == "deleted":
             with_retry(lambda: client.restore_experiment(existing.experiment_id))
         return existing.experiment_id
-    return with_retry(
-        lambda: client.create_experiment(ctx.experiment, artifact_location=ctx.artifact_location)
-    )
+    try:
+        return with_retry(
+            lambda: client.create_experiment(
+                ctx.experiment, artifact_location=ctx.artifact_location
+            )
+        )
+    except Exception:
+        # Another process (a second clone on a shared server) created it in between.
+        created = with_retry(lambda: client.get_experiment_by_name(ctx.experiment))
+        if created is None:
+            raise
+        return str(created.experiment_id)
 
 
 def parent_run_id(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:

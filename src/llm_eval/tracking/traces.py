@@ -8,11 +8,12 @@ through `llm_eval.redaction.redact` first.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from llm_eval.redaction import redact
+from llm_eval.redaction import redact, secret_values
 
 if TYPE_CHECKING:
     from llm_eval.schemas import CallRecord, TraceRow
@@ -46,12 +47,21 @@ class TracePlan:
 def redacted(value: Any) -> Any:
     """`value` with every string inside it redacted."""
     if isinstance(value, str):
-        return redact(value)
+        return _redact_text(value, tuple(secret_values()))
     if isinstance(value, dict):
         return {str(key): redacted(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [redacted(item) for item in value]
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_text(text: str, secrets: tuple[str, ...]) -> str:
+    """`redact(text)`, remembered: a row's conversation is redacted once per call span and
+    every row repeats the system prompt. `secrets` (the environment's, which `redact` reads
+    itself) is part of the key, so a changed environment is never served an old result."""
+    del secrets
+    return redact(text)
 
 
 def to_ns(stamp: str | None) -> int | None:
@@ -211,16 +221,10 @@ def _root_attributes(row: TraceRow) -> dict[str, Any]:
     return attributes
 
 
-TRACE_KEY_TAGS = ("llm_eval.benchmark", "llm_eval.task_id", "llm_eval.epoch")
-"""The tags a trace is found by: few, since each is a stored row per trace (the model is the
-linked run's; category and the run's provisional verdict are attributes of the root span;
-the verdict of record is the `correct` assessment)."""
-
-
 def _trace_tags(row: TraceRow) -> dict[str, str]:
-    return dict(zip(TRACE_KEY_TAGS, trace_key(row), strict=True))
+    """The row's key (see `identity`): few tags, since each is a stored row per trace; the
+    category and the run's provisional verdict are attributes of the root span, the verdict
+    of record is the `correct` assessment."""
+    from llm_eval.tracking.identity import key_tags, trace_key
 
-
-def trace_key(row: TraceRow) -> tuple[str, str, str]:
-    """The values of `TRACE_KEY_TAGS` for a row's trace."""
-    return (row.benchmark, row.task_id, str(row.epoch))
+    return key_tags(trace_key(row))
