@@ -7,6 +7,15 @@ from typing import Any, ClassVar
 
 from llm_eval.schemas import PRICE_AND_LABEL_FIELDS, ModelConfig, Usage
 
+SAME_WIRE_ROUTES = {"openai_compatible": "litellm"}
+"""Providers that send a model entry's request unchanged to the same endpoint as another:
+the reply does not depend on which of them sent it, so they share cache keys and resumes."""
+
+
+def wire_route(provider: str) -> str:
+    """The provider whose requests `provider`'s are identical to (itself if none)."""
+    return SAME_WIRE_ROUTES.get(provider, provider)
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -47,6 +56,7 @@ class ChatRequest:
     def cache_payload(self) -> dict[str, Any]:
         """Everything that determines the answer: the response-cache key is its hash."""
         settings = self.model.model_dump(exclude={*PRICE_AND_LABEL_FIELDS, "api_key_env"})
+        settings["provider"] = wire_route(self.model.provider)
         return {
             "model": self.model_name,
             "settings": settings,
@@ -101,6 +111,10 @@ class Provider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call; raise `ProviderError` on failure."""
         raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release what the provider holds open (connections) once a run is over."""
+        return None
 
     def connection_key(self) -> str:
         """Models sharing this key share one adaptive concurrency limit (one rate limit)."""

@@ -7,6 +7,7 @@ policy only reads those two fields.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -26,6 +27,21 @@ def parse_retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after_from_headers(header: Callable[[str], str | None]) -> float | None:
+    """The wait a reply asks for: `retry-after-ms` (OpenAI's, finer) before `Retry-After`.
+
+    `header` looks a header up by its lower-case name; both routes pass their own lookup, so
+    they read the same headers the same way.
+    """
+    milliseconds = header("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    return parse_retry_after(header("retry-after"))
 
 
 def is_transient_status(status: int | None) -> bool:

@@ -8,8 +8,9 @@ from typing import Any
 
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, ToolCall
-from llm_eval.providers.failures import is_transient_status, parse_retry_after
+from llm_eval.providers.failures import is_transient_status, retry_after_from_headers
 from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.reasoning import reasoning_params
 from llm_eval.providers.registry import register_provider
 from llm_eval.redaction import redact
 from llm_eval.schemas import ModelConfig, Usage
@@ -32,18 +33,6 @@ def load_litellm() -> Any:
         litellm.num_retries = 0
         _litellm = litellm
     return _litellm
-
-
-def reasoning_params(model: ModelConfig) -> dict[str, Any]:
-    """Map the configured thinking budget onto what the route understands."""
-    effort = model.reasoning_effort
-    if effort is None:
-        return {}
-    if effort == "none":
-        if model.model.startswith("openrouter/"):
-            return {"extra_body": {"reasoning": {"enabled": False}}}
-        return {"extra_body": {"thinking": {"type": "disabled"}}}
-    return {"reasoning_effort": effort}
 
 
 @register_provider("litellm")
@@ -147,7 +136,7 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     message = redact(str(exc), [api_key] if api_key else None)[:1000]
-    retry_after = parse_retry_after(_header(exc, "retry-after"))
+    retry_after = retry_after_from_headers(lambda name: _header(exc, name))
     if "ContextWindowExceeded" in name or "context_length_exceeded" in message:
         return ProviderError("context_length", message, transient=False, status_code=status or 400)
     if "Timeout" in name:
