@@ -47,7 +47,7 @@ class ModelConfig(_Strict):
     """One model configuration: which provider, which model string, which settings."""
 
     provider: NonEmptyStr = Field(
-        description="Registered provider name: `openai_compatible`, `litellm`, `mock` or `scripted`."
+        description="Registered provider: `openai_compatible`, `litellm`, `mock` or `scripted`."
     )
     model: NonEmptyStr = Field(
         description="Model string in LiteLLM form (`openai/NAME`, `openrouter/NAME`)."
