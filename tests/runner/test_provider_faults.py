@@ -29,7 +29,7 @@ ROUTES = ("litellm", "openai_compatible")
 pytestmark = pytest.mark.slow  # real stub servers and CLI subprocesses
 
 
-def add_stub_model(root: Path, stub: StubServer, provider: str) -> None:
+def add_stub_model(root: Path, stub: StubServer, provider: str = "litellm") -> None:
     """Add a `stub` model entry on `provider` (a real route) pointing at the stub server."""
     params = root / "params.yaml"
     params.write_text(
