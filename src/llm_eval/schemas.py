@@ -47,8 +47,12 @@ NOT_ANSWER_FIELDS = frozenset(
 class ModelConfig(_Strict):
     """One model configuration: which provider, which model string, which settings."""
 
-    provider: NonEmptyStr = Field(description="Registered provider name: `litellm` or `mock`.")
-    model: NonEmptyStr = Field(description="Model string passed to the provider (LiteLLM form).")
+    provider: NonEmptyStr = Field(
+        description="Registered provider: `openai_compatible`, `litellm`, `mock` or `scripted`."
+    )
+    model: NonEmptyStr = Field(
+        description="Model string in LiteLLM form (`openai/NAME`, `openrouter/NAME`)."
+    )
     label: str | None = Field(None, description="Human-readable name used in reports.")
     api_key_env: str | None = Field(
         None, description="Name of the environment variable that holds the key (never the key)."

@@ -15,7 +15,7 @@ from tests.conftest import REPO
 from tests.support.cli import llm_eval
 from tests.support.rows import make_row
 
-HEAVY = ("litellm", "mlflow", "pandas", "altair", "vl_convert")
+HEAVY = ("litellm", "openai", "mlflow", "pandas", "altair", "vl_convert")
 
 
 def test_validate_reports_the_suite() -> None:

@@ -44,13 +44,16 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def test_a_slice_of_the_suite_runs_through_litellm_against_llama_cpp(
-    llama_server: str, config_copy: Path, tmp_path: Path
+@pytest.mark.parametrize("route", ["openai_compatible", "litellm"])
+def test_a_slice_of_the_suite_runs_on_each_route_against_llama_cpp(
+    route: str, llama_server: str, config_copy: Path, tmp_path: Path
 ) -> None:
     params = config_copy / "params.yaml"
+    text = params.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/v1", llama_server)
+    shipped = "provider: openai_compatible\n    model: openai/local"
+    assert shipped in text
     params.write_text(
-        params.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/v1", llama_server),
-        encoding="utf-8",
+        text.replace(shipped, f"provider: {route}\n    model: openai/local"), encoding="utf-8"
     )
     out = tmp_path / "llama.jsonl"
     args = ["run", "--config-root", str(config_copy), "--model", "local-llama-cpp",
@@ -72,6 +75,6 @@ def test_a_slice_of_the_suite_runs_through_litellm_against_llama_cpp(
         )
         assert row["latency_s"] > 0 and all(call["latency_s"] > 0 for call in row["calls"])
         assert row["response"] is not None and row["score"]["method"]
-        assert row["provider"] == "litellm" and row["simulated"] is False
+        assert row["provider"] == route and row["simulated"] is False
     multi_round = [row for row in rows if row["benchmark"] == "aimo3_reference_multiturn"]
     assert all(len(row["calls"]) == 3 for row in multi_round)  # answer + two follow-ups

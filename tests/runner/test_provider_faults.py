@@ -1,4 +1,5 @@
-"""The real LiteLLM client against the local stub: faults, retries, resume, redaction."""
+"""Both real routes (LiteLLM and direct) against the local stub: faults, retries, resume,
+redaction. Every test runs once per route."""
 
 from __future__ import annotations
 
@@ -17,24 +18,25 @@ from llm_eval.config.loading import load_config
 from llm_eval.runner.runner import EvaluationRunner, TaskFilter
 from llm_eval.runner.trace_io import read_rows
 from tests.conftest import REPO
-from tests.support.openai_stub import StubServer, start_stub
+from tests.support.openai_stub import StubServer, http_date, start_stub
 from tests.support.suite import SEED_BENCHMARKS
 
 SECRET = "sk-stub-secret-0123456789abcdefXYZ"
 TRANSIENT = ("429", "500", "502", "503", "504", "drop", "malformed_json", "empty_choices", "slow")
 PERMANENT = ("400", "401", "403", "404", "context_length")
+ROUTES = ("litellm", "openai_compatible")
 
 pytestmark = pytest.mark.slow  # real stub servers and CLI subprocesses
 
 
-def add_stub_model(root: Path, stub: StubServer) -> None:
-    """Add a `stub` model entry (a real LiteLLM route) pointing at the stub server."""
+def add_stub_model(root: Path, stub: StubServer, provider: str = "litellm") -> None:
+    """Add a `stub` model entry on `provider` (a real route) pointing at the stub server."""
     params = root / "params.yaml"
     params.write_text(
         params.read_text(encoding="utf-8")
         + f"""
   stub:
-    provider: litellm
+    provider: {provider}
     model: openai/stub-model
     api_base: {stub.base_url}
     api_key_env: STUB_API_KEY
@@ -44,12 +46,18 @@ def add_stub_model(root: Path, stub: StubServer) -> None:
     )
 
 
+@pytest.fixture(params=ROUTES)
+def route(request: pytest.FixtureRequest) -> str:
+    """The provider a test's stub model uses: each test runs on both routes."""
+    return str(request.param)
+
+
 @pytest.fixture()
-def stub_root(config_copy: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def stub_root(config_copy: Path, monkeypatch: pytest.MonkeyPatch, route: str):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("STUB_API_KEY", SECRET)
     monkeypatch.setenv("LLM_EVAL_TRACKING", "0")
     with start_stub() as stub:
-        add_stub_model(config_copy, stub)
+        add_stub_model(config_copy, stub, route)
         yield config_copy, stub
 
 
@@ -101,9 +109,12 @@ def test_permanent_faults_make_error_rows_without_retry(stub_root, tmp_path: Pat
     assert stub.total_requests == len(rows)  # nothing was retried
 
 
-def test_retry_after_is_honoured(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("form", ["seconds", "http-date"])
+def test_retry_after_is_honoured(stub_root, tmp_path: Path, form: str) -> None:  # type: ignore[no-untyped-def]
     root, stub = stub_root
-    stub.set_config(fault_rate=1.0, fault_kinds=("429",), retry_after="1")
+    # An HTTP date has whole seconds: two seconds ahead is at least one second away.
+    retry_after = "1" if form == "seconds" else http_date(2.0)
+    stub.set_config(fault_rate=1.0, fault_kinds=("429",), retry_after=retry_after)
     started = time.perf_counter()
     out = tmp_path / "t.jsonl"
     runner = _runner(root, out, ["sample_math"])
@@ -159,11 +170,11 @@ def test_sigkill_mid_run_then_resume_completes_without_duplicates(
 
 
 def test_a_dead_server_gives_connection_error_rows(
-    config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str
 ) -> None:
     monkeypatch.setenv("STUB_API_KEY", SECRET)
     stub = start_stub()
-    add_stub_model(config_copy, stub)
+    add_stub_model(config_copy, stub, route)
     stub.stop()
     out = tmp_path / "t.jsonl"
     runner = _runner(config_copy, out, ["sample_math"], max_attempts=2)

@@ -7,6 +7,15 @@ from typing import Any, ClassVar
 
 from llm_eval.schemas import ModelConfig, Usage
 
+SAME_WIRE_ROUTES = {"openai_compatible": "litellm"}
+"""Providers that send a model entry's request unchanged to the same endpoint as another:
+the reply does not depend on which of them sent it, so they share cache keys and resumes."""
+
+
+def wire_route(provider: str) -> str:
+    """The provider whose requests `provider`'s are identical to (itself if none)."""
+    return SAME_WIRE_ROUTES.get(provider, provider)
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -48,7 +57,10 @@ class ChatRequest:
         """Everything that determines the answer: the response-cache key is its hash."""
         return {
             "model": self.model_name,
-            "settings": self.model.answer_settings(),
+            "settings": {
+                **self.model.answer_settings(),
+                "provider": wire_route(self.model.provider),
+            },
             "max_tokens": self.max_tokens,
             "messages": self.messages,
             "tools": self.tools,
@@ -100,6 +112,10 @@ class Provider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call; raise `ProviderError` on failure."""
         raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release what the provider holds open (connections) once a run is over."""
+        return None
 
     def connection_key(self) -> str:
         """Models sharing this key share one adaptive concurrency limit (one rate limit)."""

@@ -8,8 +8,13 @@ from typing import Any
 
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, ToolCall
-from llm_eval.providers.failures import is_transient_status, parse_retry_after
+from llm_eval.providers.failures import (
+    is_client_config_error,
+    is_transient_status,
+    retry_after_from_headers,
+)
 from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.reasoning import reasoning_params
 from llm_eval.providers.registry import register_provider
 from llm_eval.redaction import redact
 from llm_eval.schemas import ModelConfig, Usage
@@ -32,18 +37,6 @@ def load_litellm() -> Any:
         litellm.num_retries = 0
         _litellm = litellm
     return _litellm
-
-
-def reasoning_params(model: ModelConfig) -> dict[str, Any]:
-    """Map the configured thinking budget onto what the route understands."""
-    effort = model.reasoning_effort
-    if effort is None:
-        return {}
-    if effort == "none":
-        if model.model.startswith("openrouter/"):
-            return {"extra_body": {"reasoning": {"enabled": False}}}
-        return {"extra_body": {"thinking": {"type": "disabled"}}}
-    return {"reasoning_effort": effort}
 
 
 @register_provider("litellm")
@@ -147,7 +140,7 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     message = redact(str(exc), [api_key] if api_key else None)[:1000]
-    retry_after = parse_retry_after(_header(exc, "retry-after"))
+    retry_after = retry_after_from_headers(lambda name: _header(exc, name))
     if is_client_config_error(exc):
         # Raised before any byte was sent (LiteLLM wraps it as a 500): no retry can help.
         return ProviderError("config_error", message, transient=False)
@@ -170,28 +163,6 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     if status is not None:
         return ProviderError(f"http_{status}", message, transient=False, status_code=status)
     return ProviderError(name, message, transient=False)
-
-
-_CLIENT_URL_ERRORS = frozenset(
-    {"InvalidURL", "UnsupportedProtocol", "InvalidUrlClientError", "NonHttpUrlClientError"}
-)
-"""HTTP clients' names for a URL they cannot use (httpx, aiohttp)."""
-
-
-def is_client_config_error(exc: BaseException) -> bool:
-    """Whether the first cause of `exc` is the client refusing its own settings (a bad URL,
-    credentials inside the URL) rather than anything a server said."""
-    seen: set[int] = set()
-    root: BaseException = exc
-    while id(root) not in seen:
-        seen.add(id(root))
-        following = root.__cause__ or root.__context__
-        if following is None:
-            break
-        root = following
-    if root is exc:
-        return False
-    return type(root) in (ValueError, TypeError) or type(root).__name__ in _CLIENT_URL_ERRORS
 
 
 def _header(exc: Exception, name: str) -> str | None:

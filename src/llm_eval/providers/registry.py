@@ -28,6 +28,7 @@ def register_provider(name: str) -> Callable[[ProviderClass], ProviderClass]:
 def _builtins() -> dict[str, ProviderClass]:
     import llm_eval.providers.litellm_client
     import llm_eval.providers.mock
+    import llm_eval.providers.openai_compatible
     import llm_eval.providers.scripted  # noqa: F401  (each registers on import)
 
     return _PROVIDERS

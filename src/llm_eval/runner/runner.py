@@ -21,7 +21,7 @@ from llm_eval.config.loading import AppConfig
 from llm_eval.config.task_files import read_task_file
 from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
-from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, wire_route
 from llm_eval.providers.registry import create_provider
 from llm_eval.redaction import redact, redact_data
 from llm_eval.runner.cache import ResponseCache, cache_dir
@@ -306,9 +306,15 @@ class EvaluationRunner:
                 await asyncio.gather(*(self._run_item(item, writer) for item in items))
         finally:
             gc.unfreeze()
+            await self._close_providers()
         if all(self.simulated.values()):
             self._write_in_plan_order()
         return self.summary
+
+    async def _close_providers(self) -> None:
+        """Close connections the providers hold; they belong to this run's event loop."""
+        for client in self.clients.values():
+            await client.provider.aclose()
 
     def _write_in_plan_order(self) -> None:
         """Rewrite the finished file in plan order (rows land in completion order).
@@ -475,7 +481,12 @@ class EvaluationRunner:
     def _row_settings(self, row: TraceRow) -> dict[str, Any]:
         if row.model not in self.config.models or row.benchmark not in self.config.benchmarks:
             return {}
-        return self._settings_of(row.model, row.benchmark)
+        settings = self._settings_of(row.model, row.benchmark)
+        # A row made on a route that sends the same request as this one is not a change.
+        before = row.settings.get("provider")
+        if isinstance(before, str) and wire_route(before) == wire_route(settings["provider"]):
+            settings["provider"] = before
+        return settings
 
     def _base_row(
         self,
