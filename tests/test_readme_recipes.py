@@ -182,7 +182,9 @@ def test_the_tool_recipe_is_offered_and_called(project: Path) -> None:
         "import asyncio\nfrom llm_eval.schemas import ToolConfig\n"
         "from llm_eval.tools import ToolRegistry\n"
         "tools = ToolRegistry({'word_count': ToolConfig(enabled=True)})\n"
-        "record = asyncio.run(tools.execute('c1', 'word_count', '{\"text\": \"ένα δύο τρία\"}'))\n"
+        "call = tools.execute('c1', 'word_count', '{\"text\": \"ένα δύο τρία\"}',\n"
+        "                     offered=['word_count'])\n"
+        "record = asyncio.run(call)\n"
         "print(record.result)"
     ))  # fmt: skip
     assert counted == "3"
