@@ -10,7 +10,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "src" / "llm_eval"
 STAGES = {"cli", "config", "flows", "providers", "reporting", "runner", "scoring", "tools",
           "tracking"}  # fmt: skip
-SHARED = {"__init__.py", "errors.py", "redaction.py", "schemas.py"}
+SHARED = {"__init__.py", "errors.py", "redaction.py", "registry.py", "schemas.py"}
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -45,7 +45,15 @@ def test_a_missing_llama_extra_names_the_install_command(monkeypatch: pytest.Mon
     with pytest.raises(UsageError) as caught:
         serve_local.require_llama_extra()
     assert "uv sync --extra dev --extra llama" in str(caught.value)
-    assert "CMAKE_ARGS=" in str(caught.value) and "-DGGML_NATIVE=OFF" in str(caught.value)
+    assert f'CMAKE_ARGS="{serve_local.CMAKE_ARGS}"' in str(caught.value)
+
+
+def test_ci_and_readme_build_the_llama_extra_with_the_same_flags() -> None:
+    # One set of flags: the safe GGML ones and no multimodal library.
+    flags = f'CMAKE_ARGS="{serve_local.CMAKE_ARGS}"'
+    assert "-DGGML_NATIVE=OFF" in flags and "-DLLAVA_BUILD=OFF" in flags
+    assert flags in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert flags in (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_cli_exits_with_the_install_hint_when_llama_cpp_is_absent() -> None:

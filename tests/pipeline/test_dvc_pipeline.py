@@ -365,8 +365,9 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
 
 REJECT_ALL = """
 # test_dvc_pipeline: a scorer change that rejects everything
-for _kind, _scorer in list(SCORER_KINDS.items()):
-    SCORER_KINDS[_kind] = lambda response, key, _s=_scorer: _s(response, key).model_copy(
+# Loop names of their own: `_scorer` is the function of scorers.py that scoring calls.
+for _rejected_kind, _original in list(SCORER_KINDS.items()):
+    SCORER_KINDS[_rejected_kind] = lambda response, key, _s=_original: _s(response, key).model_copy(
         update={"correct": False, "method": "test"}
     )
 """

@@ -21,8 +21,12 @@ DEFAULT_N_CTX = 4096
 MODEL_ALIAS = "local"
 """`openai/local` in params.yaml: LiteLLM sends the model name `local`."""
 CHAT_FORMAT = "gemma"
+# The default native build crashed on these machines, hence the GGML flags; LLAVA_BUILD=OFF
+# skips llama-cpp-python's multimodal library (mtmd), which a text-only server never loads.
+# llama.cpp's own tools, examples, tests and server are already off in this build.
 CMAKE_ARGS = (
     "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF"
+    " -DLLAVA_BUILD=OFF"
 )
 MISSING_EXTRA = (
     "llama.cpp's server is not installed: it comes with the `llama` extra, which compiles "

@@ -1,6 +1,9 @@
-"""Flows build the messages of a task and drive the model calls it needs."""
+"""Flows build the messages of a task and drive the model calls it needs.
 
-from llm_eval.flows import multi_turn, single_turn, tool_loop  # noqa: F401  (register)
+The flows themselves (`single_turn`, `multi_turn`, `tool_loop`, and any module added to this
+folder) are imported by `FLOWS` when it is first read, not here.
+"""
+
 from llm_eval.flows.base import Flow, FlowContext, FlowResult
 from llm_eval.flows.registry import FLOWS, flow_names, register_flow
 

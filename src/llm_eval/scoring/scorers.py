@@ -39,6 +39,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
+from llm_eval.registry import Registry
 from llm_eval.scoring.commitment import (
     NEGATIVE_QUESTION,
     alternative_number,
@@ -731,7 +732,8 @@ NUMERIC_RULES: tuple[Rule, ...] = (
 )
 
 RuleChain = Callable[[Context], Sequence[Rule]]
-SCORER_KINDS: dict[str, Scorer] = {}
+# Scorers written in other modules of this folder register when the registry is first read.
+SCORER_KINDS: Registry[Scorer] = Registry("scorer kind", "llm_eval.scoring")
 _RULE_CHAINS: dict[str, RuleChain] = {}
 
 
@@ -743,7 +745,7 @@ def register_scorer(kind: str, *, rules: RuleChain | None = None) -> Callable[[S
     """
 
     def decorate(scorer: Scorer) -> Scorer:
-        SCORER_KINDS[kind] = scorer
+        SCORER_KINDS.register(kind)(scorer)
         if rules is not None:
             _RULE_CHAINS[kind] = rules
         else:
@@ -831,11 +833,7 @@ def score_exact(response: str, key: AnswerKey) -> ScoreResult:
 
 
 def _scorer(kind: str) -> Scorer:
-    try:
-        return SCORER_KINDS[kind]
-    except KeyError:
-        valid = ", ".join(sorted(SCORER_KINDS))
-        raise ValueError(f"unknown scorer kind {kind!r}; valid kinds: {valid}") from None
+    return SCORER_KINDS.lookup(kind)
 
 
 def score_text(

@@ -1,7 +1,8 @@
 """`ToolRegistry`: OpenAI-compatible tool schemas and their execution.
 
-A new tool is one async function `(arguments, settings) -> ToolOutcome` registered with
-`@register_tool(name, schema)`, plus its entry in `configs/tools.yaml`.
+A new tool is one module in this folder with one async function
+`(arguments, settings) -> ToolOutcome` registered with `@register_tool(name, schema)`, plus
+its entry in `configs/tools.yaml`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_eval.redaction import redact
+from llm_eval.registry import Registry
 from llm_eval.schemas import ToolCallRecord, ToolConfig
 
 PYTHON_EXEC_SCHEMA: dict[str, Any] = {
@@ -42,14 +44,16 @@ class ToolOutcome:
     isolation: tuple[str, ...] = ()
 
 
-_TOOLS: dict[str, tuple[dict[str, Any], ToolRunner]] = {}
+# Each tool's schema and runner; tools in other modules of this folder register when the
+# registry is first read.
+_TOOLS: Registry[tuple[dict[str, Any], ToolRunner]] = Registry("tool", "llm_eval.tools")
 
 
 def register_tool(name: str, schema: dict[str, Any]) -> Callable[[ToolRunner], ToolRunner]:
     """Decorator: make `name` a tool benchmarks may offer, described to the model by `schema`."""
 
     def register(runner: ToolRunner) -> ToolRunner:
-        _TOOLS[name] = (schema, runner)
+        _TOOLS.register(name)((schema, runner))
         return runner
 
     return register
@@ -78,7 +82,7 @@ async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> T
 
 def registered_tool_names() -> list[str]:
     """Every tool this package can run, enabled or not."""
-    return sorted(_TOOLS)
+    return _TOOLS.names()
 
 
 class ToolRegistry:
