@@ -16,6 +16,7 @@ from llm_eval.reporting import statistics as st
 if TYPE_CHECKING:
     import pandas as pd
 
+    from llm_eval.reporting.plan import RunPlan
     from llm_eval.schemas import TraceRow
 
 BENCHMARK_ORDER: tuple[str, ...] = (
@@ -320,23 +321,28 @@ def _usage_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def coverage_table(
-    frame: pd.DataFrame, expected_tasks: Mapping[str, int] | None = None
+    frame: pd.DataFrame,
+    expected_tasks: Mapping[str, int] | None = None,
+    plan: RunPlan | None = None,
 ) -> pd.DataFrame:
     """Per model: rows, errors by kind, missing tasks per benchmark, both accuracies, status.
 
-    A model is complete only with no error rows and, when `expected_tasks` is given, no
-    benchmark with fewer distinct tasks than expected.
+    A model is complete only with no error rows and no missing rows. Missing rows are counted
+    against the run's plan (`plan`, from its run record) when there is one, else against
+    `expected_tasks` (distinct tasks per benchmark). A planned model with no row at all is
+    listed too, with everything missing.
     """
     import pandas as pd
 
     summary = accuracy_table(frame, ["display"]).set_index("display")
     records = []
     for display, group in frame.groupby("display", sort=True):
-        missing = _missing_tasks(group, expected_tasks)
+        missing = missing_rows(group, expected_tasks, plan)
         row = summary.loc[display]
         records.append(
             {
                 "display": display,
+                "planned": plan.total(group["model"].iloc[0]) if plan else None,
                 "rows": len(group),
                 "errors": int(row["errors"]),
                 "errors_by_kind": _error_kinds(group),
@@ -350,7 +356,38 @@ def coverage_table(
                 "complete": int(row["errors"]) == 0 and not any(missing.values()),
             }
         )
+    records += _unstarted_models(frame, plan)
     return pd.DataFrame.from_records(records)
+
+
+def _unstarted_models(frame: pd.DataFrame, plan: RunPlan | None) -> list[dict[str, Any]]:
+    """Coverage records of planned models that have no row at all."""
+    if plan is None:
+        return []
+    seen = set(frame["model"])
+    return [
+        {"display": model, "planned": plan.total(model), "rows": 0, "errors": 0,
+         "errors_by_kind": {}, "missing": dict(benchmarks),
+         "missing_total": sum(benchmarks.values()), "correct": 0, "total": 0,
+         "strict_accuracy": None, "strict_lo": None, "strict_hi": None,
+         "valid_accuracy": None, "valid_lo": None, "valid_hi": None, "complete": False}
+        for model, benchmarks in sorted(plan.planned.items())
+        if model not in seen
+    ]  # fmt: skip
+
+
+def missing_rows(
+    group: pd.DataFrame, expected: Mapping[str, int] | None, plan: RunPlan | None
+) -> dict[str, int]:
+    """One model's missing rows per benchmark: against its plan when the plan knows the
+    model (rows are task x epoch), else distinct tasks against `expected`."""
+    if plan is not None:
+        present = group.drop_duplicates(["benchmark", "task_id", "epoch"])
+        counts = present.groupby("benchmark").size().to_dict()
+        missing = plan.missing(str(group["model"].iloc[0]), counts)
+        if missing is not None:
+            return {name: missing[name] for name in ordered_benchmarks(missing)}
+    return _missing_tasks(group, expected)
 
 
 def _missing_tasks(group: pd.DataFrame, expected: Mapping[str, int] | None) -> dict[str, int]:
