@@ -188,6 +188,7 @@ def _body_sections(
     """Every table section between the header and the charts, in report order."""
     builders: list[Callable[[], str]] = [
         lambda: _suite_section(frame, shared.coverage),
+        lambda: _language_section(frame),
         lambda: _summary_section(shared.models),
         lambda: _aimo3_section(frame),
         lambda: _coverage_section(shared.coverage, expected is not None, shared.stops),
@@ -257,6 +258,25 @@ def _missing_note(missing: int) -> str:
     return f" ({missing} missing)" if missing > 0 else ""
 
 
+def _language_section(frame: pd.DataFrame) -> str:
+    """`language_understanding` alone, one row per model with the mode it ran in."""
+    table = tb.language_table(frame)
+    if table.empty:
+        return ""
+    headers = ["Model", "Run mode", "Correct", "Accuracy", "Avg latency", "Tokens"]
+    body = [
+        [r["display"], r["run_mode"], f"{int(r['correct'])} / {int(r['total'])}",
+         fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
+         fmt_seconds(r["latency_mean"]), fmt_int(r["total_tokens"])]
+        for r in table.to_dict("records")
+    ]  # fmt: skip
+    note = (
+        "The run mode is the model's `reasoning_effort`: `thinking disabled` for `none`, "
+        "`standard` when it sets none."
+    )
+    return "## Language understanding\n\n" + md_table(headers, body) + "\n\n" + note
+
+
 def _summary_section(models: pd.DataFrame) -> str:
     """One row per model over the whole suite: accuracy, tokens, latency, cost."""
     headers = [
@@ -293,14 +313,27 @@ def _aimo3_section(frame: pd.DataFrame) -> str:
     subset = frame[frame["benchmark"].isin(list(tb.AIMO3_MODES))]
     if subset.empty:
         return ""
-    table = tb.benchmark_table(subset)
-    cells = {(r["display"], r["benchmark"]): fmt_cell(r) for r in table.to_dict("records")}
-    body = [
-        [model, *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
-        for model in tb.ordered_models(subset)
-    ]
+    table = tb.benchmark_table(subset).to_dict("records")
     headers = ["Model", *tb.AIMO3_MODES.values()]
-    return "## AIMO3 by mode\n\n" + md_table(headers, body)
+    parts = ["## AIMO3 by mode"]
+    for heading, cell in (
+        ("Strict (error rows count as wrong)", fmt_cell),
+        ("Valid subset (error rows left out)", _valid_cell),
+    ):
+        cells = {(r["display"], r["benchmark"]): cell(r) for r in table}
+        body = [
+            [model, *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
+            for model in tb.ordered_models(subset)
+        ]
+        parts += [f"### {heading}", md_table(headers, body)]
+    return "\n\n".join(parts)
+
+
+def _valid_cell(row: Mapping[str, Any]) -> str:
+    """`correct / answered, accuracy [lo–hi]` over the rows that did not error."""
+    answered = int(row["total"]) - int(row["errors"])
+    accuracy = fmt_accuracy(row["valid_accuracy"], row["valid_lo"], row["valid_hi"])
+    return f"{int(row['correct'])} / {answered}, {accuracy}"
 
 
 def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNote]) -> str:

@@ -47,7 +47,7 @@ GREEK_TOGETHER = "Greek sets together"
 FRAME_COLUMNS: tuple[str, ...] = (
     "model", "display", "simulated", "benchmark", "task_id", "category", "epoch", "status",
     "answer", "extracted", "method", "latency_s", "total_tokens", "reasoning_tokens",
-    "cost_usd", "cost_source", "error_kind", "error_message", "difficulty",
+    "cost_usd", "cost_source", "error_kind", "error_message", "difficulty", "run_mode",
 )  # fmt: skip
 
 
@@ -88,7 +88,17 @@ def _row_record(row: TraceRow, display: str) -> dict[str, Any]:
         "error_kind": row.error.kind if row.error else None,
         "error_message": row.error.message if row.error else None,
         "difficulty": row.difficulty,
+        "run_mode": run_mode(row.settings.get("reasoning_effort")),
     }
+
+
+def run_mode(reasoning_effort: object) -> str:
+    """How a model was run, in words: `thinking disabled`, `high thinking`, `standard`."""
+    if reasoning_effort in (None, ""):
+        return "standard"
+    if reasoning_effort == "none":
+        return "thinking disabled"
+    return f"{reasoning_effort} thinking"
 
 
 def display_names(rows: Iterable[TraceRow]) -> dict[str, str]:
@@ -192,6 +202,22 @@ def model_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = accuracy_table(frame, ["display"])
     table = table.merge(_latency_table(frame, ["display"]), on="display", how="left")
     return table.merge(_usage_table(frame), on="display", how="left")
+
+
+def language_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model on `language_understanding` alone: run mode, accuracy, mean latency, tokens."""
+    subset = frame[frame["benchmark"] == LANGUAGE_BENCHMARK]
+    table = accuracy_table(subset, ["display"])
+    if table.empty:
+        return table
+    table = table.merge(_latency_table(subset, ["display"]), on="display", how="left")
+    modes = subset.groupby("display")["run_mode"].agg(lambda m: ", ".join(sorted(set(m))))
+    tokens = subset.groupby("display")["total_tokens"].agg(
+        lambda t: float(t.dropna().sum()) if t.notna().any() else None
+    )
+    return table.assign(
+        run_mode=table["display"].map(modes), total_tokens=table["display"].map(tokens)
+    )
 
 
 def category_table(frame: pd.DataFrame) -> pd.DataFrame:
