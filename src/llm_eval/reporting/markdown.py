@@ -246,7 +246,7 @@ def _suite_section(frame: pd.DataFrame, coverage: pd.DataFrame) -> str:
         for r in table.to_dict("records")
     }
     body = [
-        [name, *(cells.get((name, m)) or _missing_note(missing[m].get(name, 0)).strip() or "—"
+        [name, *(cells.get((name, m)) or "—" + _missing_note(missing[m].get(name, 0))
                  for m in models)]
         for name in names
     ]  # fmt: skip
