@@ -192,8 +192,6 @@ def results_file(options: RunOptions, run_id: str, root: Path) -> Path:
         return options.output
     if options.only_wrong is not None:
         return options.only_wrong
-    if options.resume:
-        raise UsageError("--resume needs --output naming the trace file to complete")
     if options.task_ids:
         raise UsageError("--task-id needs --output naming the results file to rerun into")
     return default_output(root, run_id)
@@ -207,7 +205,7 @@ def execute_run(options: RunOptions) -> int:
     from llm_eval.cli.progress import RichProgress
     from llm_eval.runner.runner import EvaluationRunner, TaskFilter, check_api_keys, new_run_id
 
-    if options.resume and options.output is None and options.only_wrong is None:
+    if options.resume and options.output is None:
         raise UsageError("--resume needs --output naming the trace file to complete")
     rerun = rerun_selection(options)
     config, models, benchmarks = prepare(options)
