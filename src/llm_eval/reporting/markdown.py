@@ -349,7 +349,8 @@ def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNo
     incomplete = [r["display"] for r in table.to_dict("records") if not r["complete"]]
     if incomplete:
         lines += ["", _incomplete_note(incomplete)]
-    lines += [f"- `{escape(s.results)}`: {s.reason()} at {s.at}." for s in stops]
+    if stops:
+        lines += ["", *(f"- `{escape(s.results)}`: {s.reason()} at {s.at}." for s in stops)]
     if not checked:
         lines += ["", "No expected task counts were given, so missing tasks were not checked."]
     return "\n".join(lines)
