@@ -113,6 +113,12 @@ class RunnerConfig(_Strict):
     )
     cache: bool = Field(True, description="Replay identical requests from the response cache.")
     epochs: int = Field(1, gt=0, description="Times each task is run.")
+    max_cost_usd: float | None = Field(
+        None, gt=0, description="Stop the run once its model calls have cost this many USD."
+    )
+    max_total_tokens: int | None = Field(
+        None, gt=0, description="Stop the run once its model calls have used this many tokens."
+    )
 
 
 class RunSelection(_Strict):

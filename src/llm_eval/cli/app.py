@@ -119,6 +119,25 @@ def run(
     allow_changed_settings: Annotated[
         bool, typer.Option(help="--resume: keep rows made under other settings.")
     ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Stop cleanly once this run's model calls cost this many USD (exit 4)."),
+    ] = None,
+    max_total_tokens: Annotated[
+        int | None,
+        typer.Option(help="Stop cleanly once this run's model calls used this many tokens."),
+    ] = None,
+    only_wrong: Annotated[
+        Path | None,
+        typer.Option(
+            help="Rerun only the rows this scored file has wrong, replacing them in --output "
+            "(default: this file)."
+        ),
+    ] = None,
+    task_id: Annotated[
+        list[str],
+        typer.Option(help="Rerun only this task id (repeatable), replacing its rows in --output."),
+    ] = [],  # noqa: B006
     config_root: ConfigRoot = Path("."),
 ) -> None:
     """Run models on benchmarks and write one trace row per model x task x epoch."""
@@ -140,6 +159,8 @@ def run(
             "global_limit": global_limit,
             "per_model_limit": per_model_limit,
             "fail_on_error": fail_on_error,
+            "max_cost_usd": max_cost,
+            "max_total_tokens": max_total_tokens,
         },
         max_tokens=max_tokens,
         context_size=context_size,
@@ -148,6 +169,8 @@ def run(
         overwrite=overwrite,
         allow_changed_settings=allow_changed_settings,
         config_root=config_root,
+        only_wrong=only_wrong,
+        task_ids=task_id,
     )
     raise typer.Exit(execute_run(options))
 
@@ -191,19 +214,28 @@ def report(
         Path | None,
         typer.Option(help="Write per-model accuracy, interval, cost, latency (DVC plots data)."),
     ] = None,
-    output: Annotated[Path, typer.Option(help="Markdown report to write.")] = Path(
-        "reports/report.md"
-    ),
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            help="Markdown report to write (default: DIR/NAME-report.md beside the first "
+            "--results DIR/NAME.jsonl; with only --from-params, reports/report.md)."
+        ),
+    ] = None,
     charts_dir: Annotated[
-        Path | None, typer.Option(help="Directory for SVG charts (default docs/images).")
-    ] = Path("docs/images"),
+        Path | None,
+        typer.Option(
+            help="Directory for SVG charts (default: NAME-charts/ beside the report; with "
+            "only --from-params, docs/images)."
+        ),
+    ] = None,
     no_charts: Annotated[bool, typer.Option("--no-charts", help="Skip the SVG charts.")] = False,
     title: Annotated[str, typer.Option(help="Report title.")] = "llm-eval report",
     config_root: ConfigRoot = Path("."),
 ) -> None:
     """Write a Markdown report (and SVG charts) from trace files."""
-    from llm_eval.cli.report import execute_report
+    from llm_eval.cli.report import default_destinations, execute_report
 
+    output, charts_dir = default_destinations(results, output, charts_dir)
     if from_params:
         from llm_eval.config.layout import scored_paths
 

@@ -4,11 +4,39 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llm_eval.errors import UsageError
 from llm_eval.redaction import redact
 from llm_eval.runner.trace_io import dump_json, read_many
 from llm_eval.schemas import TraceRow
+
+if TYPE_CHECKING:
+    from llm_eval.reporting.plan import RunPlan
+
+PIPELINE_REPORT = Path("reports/report.md")
+PIPELINE_CHARTS = Path("docs/images")
+
+
+def default_destinations(
+    results: list[Path], output: Path | None, charts_dir: Path | None
+) -> tuple[Path, Path]:
+    """Where the report and its charts go when not told: beside the first results file.
+
+    `--results DIR/NAME.jsonl` writes `DIR/NAME-report.md` and `DIR/NAME-charts/`, so a
+    report of one run never replaces the pipeline's committed report and charts; only
+    `--from-params` alone (the pipeline's own report) defaults to those.
+    """
+    if output is None:
+        output = (
+            results[0].with_name(results[0].stem + "-report.md") if results else PIPELINE_REPORT
+        )
+    if charts_dir is None:
+        if output == PIPELINE_REPORT and not results:
+            charts_dir = PIPELINE_CHARTS
+        else:
+            charts_dir = output.with_name(output.stem.removesuffix("-report") + "-charts")
+    return output, charts_dir
 
 
 def suite_facts(config_root: Path) -> tuple[dict[str, int], dict[str, str]] | None:
@@ -64,6 +92,7 @@ def execute_report(
         expected_tasks={b: n for b, n in facts[0].items() if b in present} if facts else None,
         provenance=provenance(config_root),
         prices={m: p for m, p in facts[1].items() if m in models} if facts else None,
+        plan=run_plan(results),
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
@@ -75,6 +104,27 @@ def execute_report(
         dump_json(plots_data, plot_records(rows))
     _track_report(rows, output, charts, summary, config_root)
     return 0
+
+
+def run_plan(results: list[Path]) -> RunPlan | None:
+    """The plans and stops of the run records beside `results` (None if none has one)."""
+    from llm_eval.reporting.plan import RunPlan, StopNote
+    from llm_eval.runner.run_record import merged_plan, read_record
+
+    planned: dict[str, dict[str, int]] = {}
+    stops: list[StopNote] = []
+    found = False
+    for path in results:
+        record = read_record(path)
+        if record is None:
+            continue
+        found = True
+        planned = merged_plan(planned, record.planned)
+        if record.stop is not None:
+            stop = record.stop
+            stops.append(StopNote(str(path), stop.kind, stop.detail, stop.at,
+                                  record.resume_command))  # fmt: skip
+    return RunPlan(planned, stops) if found else None
 
 
 PROVENANCE_PATHS = ("src", "configs", "data", "params.yaml", "dvc.yaml")

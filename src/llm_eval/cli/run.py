@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from llm_eval.config.loading import AppConfig
 from llm_eval.errors import ConfigError, UsageError
 from llm_eval.schemas import ModelConfig, RunnerConfig
+
+if TYPE_CHECKING:
+    from llm_eval.runner.runner import EvaluationRunner, Rerun, RunSummary
 
 _OPTION_OF = {
     "max_attempts": "--max-attempts",
@@ -22,6 +27,8 @@ _OPTION_OF = {
     "per_model_limit": "--per-model-limit",
     "fail_on_error": "--fail-on-error",
     "max_tokens": "--max-tokens",
+    "max_cost_usd": "--max-cost",
+    "max_total_tokens": "--max-total-tokens",
 }
 
 
@@ -45,6 +52,8 @@ class RunOptions:
     overwrite: bool = False
     allow_changed_settings: bool = False
     config_root: Path = Path(".")
+    only_wrong: Path | None = None
+    task_ids: list[str] = field(default_factory=list)
 
 
 def token_budget(max_tokens: int | None, context_size: int | None) -> int | None:
@@ -140,7 +149,8 @@ def check_categories(
 
 
 def _terminate_like_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM stops a run the way Ctrl-C does, so every cleanup (tool sandboxes) runs."""
+    """SIGTERM before the run starts or after it ends acts like Ctrl-C (during the run, the
+    runner's own handler stops it cleanly instead)."""
     raise KeyboardInterrupt
 
 
@@ -148,8 +158,45 @@ def default_output(root: Path, run_id: str) -> Path:
     return root / "results" / f"run-{run_id}.jsonl"
 
 
+def rerun_selection(options: RunOptions) -> Rerun | None:
+    """What `--only-wrong FILE` and `--task-id ID` select, or None for a whole run."""
+    from llm_eval.runner.runner import Rerun
+
+    if options.only_wrong is None and not options.task_ids:
+        return None
+    if options.only_wrong is not None and options.resume:
+        raise UsageError(
+            "--only-wrong replaces the wrong rows; --resume completes a file: give one of them"
+        )
+    keys = None
+    if options.only_wrong is not None:
+        keys = frozenset(wrong_row_keys(options.only_wrong))
+    return Rerun(frozenset(options.task_ids), keys)
+
+
+def wrong_row_keys(path: Path) -> list[Any]:
+    """Keys of the rows of a scored (or trace) file whose answer was scored wrong."""
+    from llm_eval.runner.trace_io import read_rows
+
+    if not path.is_file():
+        raise UsageError(f"--only-wrong: no such file {path}")
+    return [row.key for row in read_rows(path) if row.status == "incorrect"]
+
+
+def results_file(options: RunOptions, run_id: str, root: Path) -> Path:
+    """The trace file to write: `--output`, else the `--only-wrong` file, else a new one."""
+    if options.output is not None:
+        return options.output
+    if options.only_wrong is not None:
+        return options.only_wrong
+    if options.task_ids:
+        raise UsageError("--task-id needs --output naming the results file to rerun into")
+    return default_output(root, run_id)
+
+
 def execute_run(options: RunOptions) -> int:
-    """Run and print a summary; the exit code says whether too many rows errored."""
+    """Run and print a summary; the exit code says whether too many rows errored, or why
+    the run stopped early (130 / 143 for SIGINT / SIGTERM, 4 for a spending cap)."""
     from dotenv import load_dotenv
 
     from llm_eval.cli.progress import RichProgress
@@ -157,11 +204,15 @@ def execute_run(options: RunOptions) -> int:
 
     if options.resume and options.output is None:
         raise UsageError("--resume needs --output naming the trace file to complete")
+    rerun = rerun_selection(options)
     config, models, benchmarks = prepare(options)
     load_dotenv(config.root / ".env", override=False)
     check_api_keys(config, models)
     run_id = new_run_id()
-    output = options.output or default_output(config.root, run_id)
+    output = results_file(options, run_id, config.root)
+    if rerun is not None and options.cache is None:
+        # A replayed answer would be the very answer being rerun.
+        options.cache = False
     progress = RichProgress()
     runner = EvaluationRunner(
         config,
@@ -178,6 +229,7 @@ def execute_run(options: RunOptions) -> int:
         use_cache=options.cache,
         progress=progress,
         run_id=run_id,
+        rerun=rerun,
     )
     from llm_eval.tracking import prepare_tracking, track_stage
 
@@ -186,8 +238,8 @@ def execute_run(options: RunOptions) -> int:
     runner.on_row = lambda row: made_now.add(row.key)
     previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt)
     try:
-        summary = asyncio.run(runner.run())
-    except KeyboardInterrupt:
+        summary = asyncio.run(run_until_stopped(runner))
+    except KeyboardInterrupt:  # before the loop took over the signals
         progress.stop()
         if tracked and output.is_file():  # the rows so far, in a run that ends KILLED
             track_stage("run", config_root=config.root, rows_paths=[output], status="KILLED",
@@ -196,10 +248,114 @@ def execute_run(options: RunOptions) -> int:
     finally:
         progress.stop()
         signal.signal(signal.SIGTERM, previous)
+    write_run_record(options, summary, output, keep_plan=options.resume or rerun is not None)
+    if summary.pending:
+        if tracked and output.is_file():  # the rows so far, in a run that ends KILLED
+            track_stage("run", config_root=config.root, rows_paths=[output], status="KILLED",
+                        new_rows=made_now)  # fmt: skip
+        return _print_stop(summary, options, output)
     code = _print_summary(summary, config.runner.fail_on_error)
     if tracked:
         track_stage("run", config_root=config.root, rows_paths=[summary.output], new_rows=made_now)
     return code
+
+
+async def run_until_stopped(runner: EvaluationRunner) -> RunSummary:
+    """Run; SIGINT or SIGTERM stops the run cleanly (rows so far kept) instead of killing it."""
+    from llm_eval.runner.stopping import StopReason
+
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, runner.request_stop, StopReason.from_signal(signum))
+    try:
+        return await runner.run()
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
+
+
+def write_run_record(
+    options: RunOptions, summary: RunSummary, output: Path, keep_plan: bool
+) -> None:
+    """Write `<output>.run.json`: the plan, the spend, and why and when a stopped run stopped.
+
+    A resume or a rerun into an existing file keeps the earlier record's plan: the file still
+    owes every row planned before.
+    """
+    from datetime import UTC, datetime
+
+    from llm_eval.runner.run_record import (
+        RunRecord,
+        StopInfo,
+        merged_plan,
+        read_record,
+        write_record,
+    )
+
+    earlier = read_record(output) if keep_plan else None
+    planned = merged_plan(earlier.planned if earlier else {}, summary.planned)
+    stop = None
+    if summary.stop is not None and summary.pending:
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        stop = StopInfo(kind=summary.stop.kind, detail=summary.stop.detail, at=at)  # type: ignore[arg-type]
+    record = RunRecord(
+        status="stopped" if stop else "complete",
+        stop=stop,
+        planned=planned,
+        cost_usd=round(summary.spend.cost_usd, 6),
+        total_tokens=summary.spend.total_tokens,
+        resume_command=resume_command(options, output, summary) if stop else None,
+    )
+    write_record(output, record)
+
+
+def resume_command(options: RunOptions, output: Path, summary: RunSummary) -> str:
+    """The command that completes a stopped run: its own options, `--output`, `--resume`.
+
+    A stopped `--only-wrong` rerun becomes `--task-id` of the tasks it did not finish: their
+    old rows are already gone, so `--resume` restricted to them fills exactly those.
+    """
+    parts = ["llm-eval", "run"]
+    parts += [arg for name in options.models for arg in ("--model", name)]
+    parts += [arg for name in options.benchmarks for arg in ("--benchmark", name)]
+    parts += ["--mock"] if options.mock else []
+    parts += [arg for name in options.include for arg in ("--include", name)]
+    parts += [arg for name in options.exclude for arg in ("--exclude", name)]
+    values: dict[str, Any] = {"--limit": options.limit, "--epochs": options.epochs,
+                              "--max-tokens": options.max_tokens,
+                              "--context-size": options.context_size}  # fmt: skip
+    values.update({_OPTION_OF[key]: value for key, value in options.overrides.items()})
+    parts += [arg for name, value in values.items() if value is not None
+              for arg in (name, str(value))]  # fmt: skip
+    if options.cache is not None:
+        parts.append("--cache" if options.cache else "--no-cache")
+    task_ids = list(options.task_ids)
+    if options.only_wrong is not None:
+        task_ids = list(dict.fromkeys(item.task.id for item in summary.pending))
+    parts += [arg for task_id in task_ids for arg in ("--task-id", task_id)]
+    parts += ["--allow-changed-settings"] if options.allow_changed_settings else []
+    if options.config_root != Path("."):
+        parts += ["--config-root", str(options.config_root)]
+    return shlex.join([*parts, "--output", str(output), "--resume"])
+
+
+def _print_stop(summary: RunSummary, options: RunOptions, output: Path) -> int:
+    """One line: why the run stopped, what it holds, and the command that completes it."""
+    assert summary.stop is not None
+    planned = sum(n for benchmarks in summary.planned.values() for n in benchmarks.values())
+    missing = len(summary.pending)
+    why = (
+        f"by {summary.stop.detail}"
+        if summary.stop.kind == "signal"
+        else f"at the budget: {summary.stop.detail}"
+    )
+    print(
+        f"stopped {why}: {planned - missing} of {planned} rows done, {missing} missing in "
+        f"{output}; resume with: {resume_command(options, output, summary)}",
+        file=sys.stderr,
+    )
+    return summary.stop.exit_code
 
 
 def _print_summary(summary: Any, fail_on_error: float) -> int:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
+from llm_eval.runner.run_record import copy_record
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
 from llm_eval.scoring.rows import score_rows
 
@@ -35,6 +36,8 @@ def execute_score(
         rescored = score_rows(rows)
         changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
         write_rows(output or path, rescored)
+        if output is not None:  # the run's plan and stop reason travel with its rows
+            copy_record(path, output)
         all_rows += rescored
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
     per_benchmark = benchmark_metrics(all_rows)

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from llm_eval.redaction import is_secret_name, redact
 from llm_eval.reporting import tables as tb
+from llm_eval.reporting.plan import StopNote
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from llm_eval.reporting.plan import RunPlan
     from llm_eval.schemas import TraceRow
 
 LIST_CAP = 200
@@ -128,20 +130,29 @@ def render_report(
     expected_tasks: Mapping[str, int] | None = None,
     provenance: Mapping[str, str] | None = None,
     prices: Mapping[str, str] | None = None,
+    plan: RunPlan | None = None,
 ) -> str:
     """The full Markdown report for a set of scored trace rows.
 
     `chart_paths` maps chart names (`language-accuracy`, ...) to paths relative to the
     report; `expected_tasks` maps benchmark names to task counts, to flag missing tasks;
-    `provenance` (git commit, suite version) and `prices` (model -> its configured prices
-    and their source) go into the run metadata section.
+    `plan` (from the runs' records) gives the rows each model was to have, and the runs
+    that stopped early; `provenance` (git commit, suite version) and `prices` (model -> its
+    configured prices and their source) go into the run metadata section.
     """
     if not rows:
         return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
     frame = tb.rows_frame(rows)
-    # The per-model table, the paired tests (a bootstrap per pair of models) and the suite's
-    # resolution serve the bottom line and their own sections: each computed once.
-    shared = _Shared(tb.model_table(frame), tb.paired_table(frame), _suite_resolution(frame))
+    # The per-model table, the paired tests (a bootstrap per pair of models), the coverage
+    # and the suite's resolution serve the bottom line and their own sections: each
+    # computed once.
+    shared = _Shared(
+        tb.model_table(frame),
+        tb.paired_table(frame),
+        _suite_resolution(frame),
+        tb.coverage_table(frame, expected_tasks, plan),
+        tuple(plan.stops) if plan else (),
+    )
     sections = [
         _header(frame, title),
         _bottom_line_section(shared),
@@ -165,6 +176,10 @@ class _Shared:
     """`tables.paired_table`: one row per pair of models."""
     resolution: str
     """The suite's minimum detectable difference, as a sentence."""
+    coverage: pd.DataFrame
+    """`tables.coverage_table`: rows, missing rows and completeness per model."""
+    stops: tuple[StopNote, ...] = ()
+    """Runs behind the report that stopped before their plan was done."""
 
 
 def _body_sections(
@@ -172,10 +187,11 @@ def _body_sections(
 ) -> list[str]:
     """Every table section between the header and the charts, in report order."""
     builders: list[Callable[[], str]] = [
-        lambda: _suite_section(frame, expected),
+        lambda: _suite_section(frame, shared.coverage),
+        lambda: _language_section(frame),
         lambda: _summary_section(shared.models),
         lambda: _aimo3_section(frame),
-        lambda: _coverage_section(frame, expected),
+        lambda: _coverage_section(shared.coverage, expected is not None, shared.stops),
         lambda: _paired_section(shared),
         lambda: _epoch_section(frame),
         lambda: _category_section(frame),
@@ -217,23 +233,49 @@ def _simulated_note(simulated: Sequence[str]) -> str:
     )
 
 
-def _suite_section(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> str:
+def _suite_section(frame: pd.DataFrame, coverage: pd.DataFrame) -> str:
     """Benchmarks x models, each cell `correct / total, accuracy [lo–hi]`."""
     table = tb.benchmark_table(frame)
     models = tb.ordered_models(frame)
-    names = tb.ordered_benchmarks([*frame["benchmark"], *(expected or {})])
+    missing = {r["display"]: r["missing"] for r in coverage.to_dict("records")}
+    names = tb.ordered_benchmarks(
+        [*frame["benchmark"], *(b for m in models for b in missing.get(m, {}))]
+    )
     cells = {
-        (r["benchmark"], r["display"]): fmt_cell(r) + _missing_note(r, expected)
+        (r["benchmark"], r["display"]): fmt_cell(r)
+        + _missing_note(missing.get(r["display"], {}).get(r["benchmark"], 0))
         for r in table.to_dict("records")
     }
-    body = [[name, *(cells.get((name, m), "—") for m in models)] for name in names]
+    body = [
+        [name, *(cells.get((name, m)) or "—" + _missing_note(missing[m].get(name, 0))
+                 for m in models)]
+        for name in names
+    ]  # fmt: skip
     return "## Suite results\n\n" + md_table(["Benchmark", *models], body)
 
 
-def _missing_note(r: Mapping[str, Any], expected: Mapping[str, int] | None) -> str:
-    """` (n missing)` when a model has fewer distinct tasks than the benchmark expects."""
-    missing = (expected or {}).get(r["benchmark"], 0) - int(r["tasks"])
+def _missing_note(missing: int) -> str:
+    """` (n missing)` when a model lacks rows the run planned (or the benchmark holds)."""
     return f" ({missing} missing)" if missing > 0 else ""
+
+
+def _language_section(frame: pd.DataFrame) -> str:
+    """`language_understanding` alone, one row per model with the mode it ran in."""
+    table = tb.language_table(frame)
+    if table.empty:
+        return ""
+    headers = ["Model", "Run mode", "Correct", "Accuracy", "Avg latency", "Tokens"]
+    body = [
+        [r["display"], r["run_mode"], f"{int(r['correct'])} / {int(r['total'])}",
+         fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
+         fmt_seconds(r["latency_mean"]), fmt_int(r["total_tokens"])]
+        for r in table.to_dict("records")
+    ]  # fmt: skip
+    note = (
+        "The run mode is the model's `reasoning_effort`: `thinking disabled` for `none`, "
+        "`standard` when it sets none."
+    )
+    return "## Language understanding\n\n" + md_table(headers, body) + "\n\n" + note
 
 
 def _summary_section(models: pd.DataFrame) -> str:
@@ -272,29 +314,45 @@ def _aimo3_section(frame: pd.DataFrame) -> str:
     subset = frame[frame["benchmark"].isin(list(tb.AIMO3_MODES))]
     if subset.empty:
         return ""
-    table = tb.benchmark_table(subset)
-    cells = {(r["display"], r["benchmark"]): fmt_cell(r) for r in table.to_dict("records")}
-    body = [
-        [model, *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
-        for model in tb.ordered_models(subset)
-    ]
+    table = tb.benchmark_table(subset).to_dict("records")
     headers = ["Model", *tb.AIMO3_MODES.values()]
-    return "## AIMO3 by mode\n\n" + md_table(headers, body)
+    parts = ["## AIMO3 by mode"]
+    for heading, cell in (
+        ("Strict (error rows count as wrong)", fmt_cell),
+        ("Valid subset (error rows left out)", _valid_cell),
+    ):
+        cells = {(r["display"], r["benchmark"]): cell(r) for r in table}
+        body = [
+            [model, *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
+            for model in tb.ordered_models(subset)
+        ]
+        parts += [f"### {heading}", md_table(headers, body)]
+    return "\n\n".join(parts)
 
 
-def _coverage_section(frame: pd.DataFrame, expected: Mapping[str, int] | None) -> str:
-    """Rows, errors by kind, missing tasks, both accuracies and a complete/INCOMPLETE mark."""
-    table = tb.coverage_table(frame, expected)
+def _valid_cell(row: Mapping[str, Any]) -> str:
+    """`correct / answered, accuracy [lo–hi]` over the rows that did not error."""
+    answered = int(row["total"]) - int(row["errors"])
+    accuracy = fmt_accuracy(row["valid_accuracy"], row["valid_lo"], row["valid_hi"])
+    return f"{int(row['correct'])} / {answered}, {accuracy}"
+
+
+def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNote]) -> str:
+    """Rows, errors by kind, missing rows, both accuracies and a complete/INCOMPLETE mark."""
+    planned = table["planned"].notna().any()
+    checked = checked or bool(planned)
     headers = [
-        "Model", "Rows", "Errors", "Errors by kind", "Missing tasks",
+        "Model", "Rows", "Errors", "Errors by kind", "Missing rows" if planned else "Missing tasks",
         "Valid-subset accuracy", "Strict accuracy", "Status",
     ]  # fmt: skip
-    body = [_coverage_row(r, expected is not None) for r in table.to_dict("records")]
+    body = [_coverage_row(r, checked) for r in table.to_dict("records")]
     lines = ["## Errors and coverage", "", md_table(headers, body)]
     incomplete = [r["display"] for r in table.to_dict("records") if not r["complete"]]
     if incomplete:
         lines += ["", _incomplete_note(incomplete)]
-    if expected is None:
+    if stops:
+        lines += ["", *(f"- `{escape(s.results)}`: {s.reason()} at {s.at}." for s in stops)]
+    if not checked:
         lines += ["", "No expected task counts were given, so missing tasks were not checked."]
     return "\n".join(lines)
 
@@ -304,6 +362,8 @@ def _coverage_row(r: Mapping[str, Any], checked: bool) -> list[str]:
     kinds = ", ".join(f"{kind}: {n}" for kind, n in r["errors_by_kind"].items()) or "—"
     missing = ", ".join(f"{name}: {n}" for name, n in r["missing"].items())
     correct, total, errors = int(r["correct"]), int(r["total"]), int(r["errors"])
+    if not total:
+        return [r["display"], "0", "0", "—", missing, "n/a", "n/a", "**INCOMPLETE**"]
     valid = fmt_accuracy(r["valid_accuracy"], r["valid_lo"], r["valid_hi"])
     strict = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
     return [
@@ -322,8 +382,8 @@ def _incomplete_note(models: Sequence[str]) -> str:
     """Why some models are marked INCOMPLETE."""
     names = ", ".join(escape(m) for m in models)
     return (
-        f"**INCOMPLETE:** {names}. A model is incomplete when any row ended in an error or an "
-        "expected task has no row; rerun with `--resume` to fill the gaps."
+        f"**INCOMPLETE:** {names}. A model is incomplete when any row ended in an error or a "
+        "planned (or expected) row is missing; rerun with `--resume` to fill the gaps."
     )
 
 
@@ -550,10 +610,18 @@ def _bottom_line_section(shared: _Shared) -> str:
         ["strict_accuracy", "display"], ascending=[False, True], kind="stable"
     )
     records = table.to_dict("records")
+    coverage = {r["display"]: r for r in shared.coverage.to_dict("records")}
     lines = ["## Bottom line", ""]
+    lines += _stopped_lines(shared.stops)
     for rank, r in enumerate(records, start=1):
         accuracy = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
-        lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy")
+        mark = _incomplete_mark(coverage.get(r["display"]))
+        lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy{mark}")
+    lines += [
+        f"- **{escape(name)}**: no row at all{_incomplete_mark(c)}"
+        for name, c in coverage.items()
+        if not c["rows"]
+    ]
     if len(records) < 2:
         return "\n".join(lines)
     comparisons = shared.paired.to_dict("records")
@@ -573,6 +641,35 @@ def _bottom_line_section(shared: _Shared) -> str:
         lines.append(f"- {escape(upper['display'])} ahead of {escape(lower['display'])}: {verdict}")
     lines += ["", shared.resolution]
     return "\n".join(lines)
+
+
+def _stopped_lines(stops: Sequence[StopNote]) -> list[str]:
+    """A line per run that stopped early: why, when, and how to complete it."""
+    lines = []
+    for stop in stops:
+        line = (
+            f"**INCOMPLETE: the run into `{escape(stop.results)}` {stop.reason()} at {stop.at}.**"
+        )
+        if stop.resume_command:
+            line += f" Complete it with `{stop.resume_command}`."
+        lines += [line, ""]
+    return lines
+
+
+def _incomplete_mark(coverage: Mapping[str, Any] | None) -> str:
+    """` — **INCOMPLETE**: 40 of 156 rows done (missing ...; 3 error rows)`, or nothing."""
+    if coverage is None or coverage["complete"]:
+        return ""
+    rows, missing = int(coverage["rows"]), int(coverage["missing_total"])
+    planned = coverage["planned"]
+    planned = int(planned) if planned is not None and planned == planned else rows + missing
+    parts = []
+    if missing:
+        listed = ", ".join(f"{name}: {n}" for name, n in coverage["missing"].items())
+        parts.append(f"missing {listed}")
+    if int(coverage["errors"]):
+        parts.append(f"{int(coverage['errors'])} error rows")
+    return f" — **INCOMPLETE**: {rows} of {planned} rows done ({'; '.join(parts)})"
 
 
 def _p_clause(p: float) -> str:

@@ -17,6 +17,7 @@ from llm_eval.reporting import statistics as st
 if TYPE_CHECKING:
     import pandas as pd
 
+    from llm_eval.reporting.plan import RunPlan
     from llm_eval.schemas import TraceRow
 
 BENCHMARK_ORDER: tuple[str, ...] = (
@@ -47,7 +48,7 @@ GREEK_TOGETHER = "Greek sets together"
 FRAME_COLUMNS: tuple[str, ...] = (
     "model", "display", "simulated", "benchmark", "task_id", "category", "epoch", "status",
     "answer", "extracted", "method", "latency_s", "total_tokens", "reasoning_tokens",
-    "cost_usd", "cost_source", "error_kind", "error_message", "difficulty",
+    "cost_usd", "cost_source", "error_kind", "error_message", "difficulty", "run_mode",
 )  # fmt: skip
 
 
@@ -88,7 +89,17 @@ def _row_record(row: TraceRow, display: str) -> dict[str, Any]:
         "error_kind": row.error.kind if row.error else None,
         "error_message": row.error.message if row.error else None,
         "difficulty": row.difficulty,
+        "run_mode": run_mode(row.settings.get("reasoning_effort")),
     }
+
+
+def run_mode(reasoning_effort: object) -> str:
+    """How a model was run, in words: `thinking disabled`, `high thinking`, `standard`."""
+    if reasoning_effort in (None, ""):
+        return "standard"
+    if reasoning_effort == "none":
+        return "thinking disabled"
+    return f"{reasoning_effort} thinking"
 
 
 def display_names(rows: Iterable[TraceRow]) -> dict[str, str]:
@@ -193,6 +204,22 @@ def model_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = accuracy_table(frame, ["display"])
     table = table.merge(_latency_table(frame, ["display"]), on="display", how="left")
     return table.merge(_usage_table(frame), on="display", how="left")
+
+
+def language_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model on `language_understanding` alone: run mode, accuracy, mean latency, tokens."""
+    subset = frame[frame["benchmark"] == LANGUAGE_BENCHMARK]
+    table = accuracy_table(subset, ["display"])
+    if table.empty:
+        return table
+    table = table.merge(_latency_table(subset, ["display"]), on="display", how="left")
+    modes = subset.groupby("display")["run_mode"].agg(lambda m: ", ".join(sorted(set(m))))
+    tokens = subset.groupby("display")["total_tokens"].agg(
+        lambda t: float(t.dropna().sum()) if t.notna().any() else None
+    )
+    return table.assign(
+        run_mode=table["display"].map(modes), total_tokens=table["display"].map(tokens)
+    )
 
 
 def category_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -322,23 +349,28 @@ def _usage_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def coverage_table(
-    frame: pd.DataFrame, expected_tasks: Mapping[str, int] | None = None
+    frame: pd.DataFrame,
+    expected_tasks: Mapping[str, int] | None = None,
+    plan: RunPlan | None = None,
 ) -> pd.DataFrame:
     """Per model: rows, errors by kind, missing tasks per benchmark, both accuracies, status.
 
-    A model is complete only with no error rows and, when `expected_tasks` is given, no
-    benchmark with fewer distinct tasks than expected.
+    A model is complete only with no error rows and no missing rows. Missing rows are counted
+    against the run's plan (`plan`, from its run record) when there is one, else against
+    `expected_tasks` (distinct tasks per benchmark). A planned model with no row at all is
+    listed too, with everything missing.
     """
     import pandas as pd
 
     summary = accuracy_table(frame, ["display"]).set_index("display")
     records = []
     for display, group in frame.groupby("display", sort=True):
-        missing = _missing_tasks(group, expected_tasks)
+        missing = missing_rows(group, expected_tasks, plan)
         row = summary.loc[display]
         records.append(
             {
                 "display": display,
+                "planned": plan.total(group["model"].iloc[0]) if plan else None,
                 "rows": len(group),
                 "errors": int(row["errors"]),
                 "errors_by_kind": _error_kinds(group),
@@ -352,7 +384,38 @@ def coverage_table(
                 "complete": int(row["errors"]) == 0 and not any(missing.values()),
             }
         )
+    records += _unstarted_models(frame, plan)
     return pd.DataFrame.from_records(records)
+
+
+def _unstarted_models(frame: pd.DataFrame, plan: RunPlan | None) -> list[dict[str, Any]]:
+    """Coverage records of planned models that have no row at all."""
+    if plan is None:
+        return []
+    seen = set(frame["model"])
+    return [
+        {"display": model, "planned": plan.total(model), "rows": 0, "errors": 0,
+         "errors_by_kind": {}, "missing": dict(benchmarks),
+         "missing_total": sum(benchmarks.values()), "correct": 0, "total": 0,
+         "strict_accuracy": None, "strict_lo": None, "strict_hi": None,
+         "valid_accuracy": None, "valid_lo": None, "valid_hi": None, "complete": False}
+        for model, benchmarks in sorted(plan.planned.items())
+        if model not in seen
+    ]  # fmt: skip
+
+
+def missing_rows(
+    group: pd.DataFrame, expected: Mapping[str, int] | None, plan: RunPlan | None
+) -> dict[str, int]:
+    """One model's missing rows per benchmark: against its plan when the plan knows the
+    model (rows are task x epoch), else distinct tasks against `expected`."""
+    if plan is not None:
+        present = group.drop_duplicates(["benchmark", "task_id", "epoch"])
+        counts = present.groupby("benchmark").size().to_dict()
+        missing = plan.missing(str(group["model"].iloc[0]), counts)
+        if missing is not None:
+            return {name: missing[name] for name in ordered_benchmarks(missing)}
+    return _missing_tasks(group, expected)
 
 
 def _missing_tasks(group: pd.DataFrame, expected: Mapping[str, int] | None) -> dict[str, int]:

@@ -28,10 +28,12 @@ from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.retry import AttemptLog, RetryPolicy
+from llm_eval.runner.stopping import Budget, RunStopped, Spend, StopReason
 from llm_eval.runner.trace_io import (
     AsyncTraceWriter,
     exclusive_writer,
     is_trace_file,
+    prepare_rerun,
     prepare_resume,
     read_rows,
     write_rows,
@@ -88,6 +90,21 @@ class TaskFilter:
         return kept if self.limit is None else kept[: self.limit]
 
 
+@dataclass(frozen=True)
+class Rerun:
+    """A targeted rerun: only these task ids and/or these row keys (e.g. the rows scored
+    wrong). Without `--resume` their rows in the results file are replaced; with it, only
+    the missing or errored ones among them are run."""
+
+    task_ids: frozenset[str] = frozenset()
+    keys: frozenset[RowKey] | None = None
+
+    def selects(self, item: WorkItem) -> bool:
+        if self.task_ids and item.task.id not in self.task_ids:
+            return False
+        return self.keys is None or item.key in self.keys
+
+
 class ProgressSink(Protocol):
     """Receives progress events; the CLI draws a Rich bar, tests may count."""
 
@@ -123,6 +140,13 @@ class RunSummary:
     calls: CallCounters = field(default_factory=CallCounters)
     first_errors: dict[str, ErrorInfo] = field(default_factory=dict)
     """The first error row of each model, to say what went wrong without opening the trace."""
+    stop: StopReason | None = None
+    """Why the run stopped before its plan was done (None: it ran every item)."""
+    spend: Spend = field(default_factory=Spend)
+    planned: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Rows the results file should hold when the run is done, per model and benchmark."""
+    pending: list[WorkItem] = field(default_factory=list)
+    """Items this run was to run and did not finish (a stopped run's missing rows)."""
 
     def error_share(self) -> float:
         total = sum(self.statuses.values())
@@ -160,6 +184,7 @@ class EvaluationRunner:
         provider_factory: Callable[[ModelConfig], Provider] = create_provider,
         run_id: str | None = None,
         on_row: Callable[[TraceRow], None] | None = None,
+        rerun: Rerun | None = None,
     ) -> None:
         self.config = config
         self.on_row = on_row  # told of each row once it is written
@@ -172,7 +197,9 @@ class EvaluationRunner:
         self.overwrite = overwrite
         self.allow_changed_settings = allow_changed_settings
         self.progress: ProgressSink = progress or SilentProgress()
+        self.rerun = rerun
         runner = config.runner
+        self.budget = Budget(runner.max_cost_usd, runner.max_total_tokens)
         self.policy = RetryPolicy(
             runner.max_attempts,
             runner.backoff_base_s,
@@ -196,6 +223,8 @@ class EvaluationRunner:
         }
         self._started = 0
         self._next_start = 0.0
+        self._tasks: list[asyncio.Task[None]] = []
+        self._unfinished: set[RowKey] = set()
 
     def _clients(
         self, factory: Callable[[ModelConfig], Provider], cache: ResponseCache | None
@@ -258,7 +287,9 @@ class EvaluationRunner:
     def _refuse_a_finished_run(self) -> None:
         """A plain run into a file that holds rows would replace them unasked: refused."""
         output = self.output
-        if self.resume or self.overwrite or not output.exists() or not output.stat().st_size:
+        if self.resume or self.overwrite or self.rerun is not None:
+            return
+        if not output.exists() or not output.stat().st_size:
             return
         raise UsageError(
             f"--output: {output} already holds a run; pass --resume to complete it, "
@@ -282,19 +313,11 @@ class EvaluationRunner:
         return unchanged
 
     async def _run_locked(self) -> RunSummary:
-        items = self.plan()
-        if self.resume:
-            kept = prepare_resume(
-                self.output,
-                self._row_settings,
-                allow_changed_settings=self.allow_changed_settings,
-                still_current=self._question_unchanged(items),
-            )
-            items = [item for item in items if item.key not in kept]
-            self.summary.rows_kept = len(kept)
-            self.summary.statuses.update(row.status for row in kept.values())
-        elif self.output.exists():
-            self.output.unlink()
+        items, kept = self._select_and_keep(self.plan())
+        self.summary.rows_kept = len(kept)
+        self.summary.statuses.update(row.status for row in kept.values())
+        self.summary.planned = _planned_counts([*kept, *(item.key for item in items)])
+        self._unfinished = {item.key for item in items}
         totals = Counter(item.model for item in items)
         self.progress.start(dict(totals))
         # The heap left by start-up (LiteLLM's modules and price table) never becomes garbage,
@@ -303,10 +326,11 @@ class EvaluationRunner:
         gc.freeze()
         try:
             async with AsyncTraceWriter(self.output) as writer:
-                await asyncio.gather(*(self._run_item(item, writer) for item in items))
+                await self._run_all(items, writer)
         finally:
             gc.unfreeze()
             await self._close_providers()
+        self.summary.pending = [item for item in items if item.key in self._unfinished]
         if all(self.simulated.values()):
             self._write_in_plan_order()
         return self.summary
@@ -315,6 +339,67 @@ class EvaluationRunner:
         """Close connections the providers hold; they belong to this run's event loop."""
         for client in self.clients.values():
             await client.provider.aclose()
+
+    def _select_and_keep(self, items: list[WorkItem]) -> tuple[list[WorkItem], dict[RowKey, Any]]:
+        """The items to run and the rows of the results file to keep.
+
+        A fresh run keeps nothing; `--resume` keeps finished rows and runs the rest; a
+        targeted rerun keeps every row but the ones it replaces.
+        """
+        if self.rerun is not None:
+            items = self._rerun_items(items)
+        if self.resume:
+            kept = prepare_resume(
+                self.output,
+                self._row_settings,
+                allow_changed_settings=self.allow_changed_settings,
+                still_current=self._question_unchanged(items),
+            )
+            return [item for item in items if item.key not in kept], kept
+        if self.rerun is not None:
+            kept = prepare_rerun(
+                self.output, {item.key for item in items}, self._row_settings,
+                allow_changed_settings=self.allow_changed_settings,
+            )  # fmt: skip
+            return items, kept
+        if self.output.exists():
+            self.output.unlink()
+        return items, {}
+
+    def _rerun_items(self, items: list[WorkItem]) -> list[WorkItem]:
+        """The planned items a targeted rerun selects; an unknown task id is a usage error."""
+        assert self.rerun is not None
+        unknown = sorted(self.rerun.task_ids - {item.task.id for item in items})
+        if unknown:
+            raise UsageError(
+                f"--task-id: no selected task has id {', '.join(map(repr, unknown))} "
+                f"(benchmarks: {', '.join(self.benchmarks)})"
+            )
+        return [item for item in items if self.rerun.selects(item)]
+
+    async def _run_all(self, items: list[WorkItem], writer: AsyncTraceWriter) -> None:
+        """Run every item as its own task, so that a stop can cancel the ones in flight."""
+        self._tasks = [asyncio.create_task(self._run_item(item, writer)) for item in items]
+        if not self._tasks:
+            return
+        await asyncio.wait(self._tasks)
+        for task in self._tasks:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    def request_stop(self, reason: StopReason) -> None:
+        """Stop the run: start nothing new, cancel the tasks in flight, keep written rows.
+
+        The calling task (the one whose call reached a budget) is not cancelled: its call is
+        paid for, so it may still write its row if it needs no further call.
+        """
+        if self.summary.stop is not None:
+            return
+        self.summary.stop = reason
+        current = asyncio.current_task()
+        for task in self._tasks:
+            if task is not current:
+                task.cancel()
 
     def _write_in_plan_order(self) -> None:
         """Rewrite the finished file in plan order (rows land in completion order).
@@ -333,11 +418,17 @@ class EvaluationRunner:
 
     async def _run_item(self, item: WorkItem, writer: AsyncTraceWriter) -> None:
         async with self._global, self._per_model[item.model]:
+            if self.summary.stop is not None:
+                return
             await self._ramp_up()
-            row = await self._execute(item)
+            try:
+                row = await self._execute(item)
+            except RunStopped:
+                return
         if self.simulated[item.model]:
             row = simulated_clock(row)
         await writer.write(row)
+        self._unfinished.discard(item.key)
         if self.on_row is not None:
             self.on_row(row)
         self.summary.rows_written += 1
@@ -356,6 +447,8 @@ class EvaluationRunner:
                 self._run_flow(item, calls, conversation, attempts),
                 self.config.runner.task_timeout_s,
             )
+        except RunStopped:
+            raise
         except ProviderError as error:
             return self._error_row(item, calls, conversation, error, started_at, started)
         except TimeoutError:
@@ -414,7 +507,20 @@ class EvaluationRunner:
                         tuple(task.distractors), strict)  # fmt: skip
         request = client.request(self._request(item, messages, tools), hint)
         retried = lambda _error: self.progress.retried(item.model)  # noqa: E731
-        return await client.call(request, calls, retried, attempts)
+        if self.summary.stop is not None:
+            raise RunStopped
+        response = await client.call(request, calls, retried, attempts)
+        if not calls[-1].cached:
+            self._charge(item.model, calls[-1].usage)
+        return response
+
+    def _charge(self, model: str, usage: Usage) -> None:
+        """Count one paid call against the budget; stop the run when a cap is reached."""
+        why = self.budget.charge(
+            self.summary.spend, usage, simulated=self.simulated[model], model=model
+        )
+        if why is not None:
+            self.request_stop(StopReason.budget(why))
 
     async def _ramp_up(self) -> None:
         """Stagger the first wave of tasks instead of firing them in one burst.
@@ -550,6 +656,15 @@ class EvaluationRunner:
             attempts=row.attempts,
         )
         return row.model_copy(update={"error": info})
+
+
+def _planned_counts(keys: list[RowKey]) -> dict[str, dict[str, int]]:
+    """Rows per model and benchmark among `keys`."""
+    counts: dict[str, dict[str, int]] = {}
+    for model, benchmark, _task, _epoch in keys:
+        per_model = counts.setdefault(model, {})
+        per_model[benchmark] = per_model.get(benchmark, 0) + 1
+    return counts
 
 
 SIMULATED_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)

@@ -151,18 +151,55 @@ def prepare_resume(
             kept[row.key] = row  # a later duplicate replaces an earlier one
     if current_settings is not None and not allow_changed_settings:
         _refuse_changed_settings(path, kept.values(), current_settings)
+    _rewrite(path, kept.values())
+    return kept
+
+
+def prepare_rerun(
+    path: Path,
+    replacing: set[RowKey],
+    current_settings: Callable[[TraceRow], dict[str, Any]] | None = None,
+    *,
+    allow_changed_settings: bool = False,
+) -> dict[RowKey, TraceRow]:
+    """Keep every row except those a rerun replaces, rewriting the file atomically first.
+
+    The replaced rows leave the file before their reruns are appended, so a row is never
+    there twice; a rerun cut short leaves them missing, which `--resume` fills. Returns the
+    kept rows by key.
+    """
+    if not path.exists():
+        return {}
+    if not is_trace_file(path):
+        raise UsageError(f"--output: {path} is not a trace file written by llm-eval")
+    kept: dict[RowKey, TraceRow] = {}
+    for row in read_rows(path):
+        if row.key not in replacing:
+            kept[row.key] = row
+    if current_settings is not None and not allow_changed_settings:
+        _refuse_changed_settings(
+            path, kept.values(), current_settings, option="task-id / --only-wrong"
+        )
+    _rewrite(path, kept.values())
+    return kept
+
+
+def _rewrite(path: Path, rows: Iterable[TraceRow]) -> None:
+    """Replace the file by `rows`, durably (a crash leaves the old or the new file)."""
     temporary = path.with_suffix(path.suffix + ".resume-tmp")
     with temporary.open("w", encoding="utf-8") as handle:
-        for row in kept.values():
+        for row in rows:
             handle.write(row.model_dump_json() + "\n")
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
-    return kept
 
 
 def _refuse_changed_settings(
-    path: Path, rows: Iterable[TraceRow], current: Callable[[TraceRow], dict[str, Any]]
+    path: Path,
+    rows: Iterable[TraceRow],
+    current: Callable[[TraceRow], dict[str, Any]],
+    option: str = "resume",
 ) -> None:
     changes: dict[str, str] = {}
     for row in rows:
@@ -174,8 +211,8 @@ def _refuse_changed_settings(
     if changes:
         listed = "; ".join(f"{key}: {change}" for key, change in list(changes.items())[:10])
         raise UsageError(
-            f"--resume: {path} holds rows made under other settings ({listed}); rerun without "
-            "--resume, or add --allow-changed-settings to mix them knowingly"
+            f"--{option}: {path} holds rows made under other settings ({listed}); run afresh "
+            "into another file, or add --allow-changed-settings to mix them knowingly"
         )
 
 
