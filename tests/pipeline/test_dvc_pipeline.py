@@ -49,6 +49,7 @@ COPIED = (
     ".dvc/config",
     ".dvc/.gitignore",
     ".dvc/plots/accuracy_interval.json",
+    ".dvc/plots-page.html",
 )
 COPIED_DIRS = ("configs", "data", "src")
 PUBLISHED = (
