@@ -70,6 +70,10 @@ def test_readme_dvc_and_sharing_blocks_run_as_written(tmp_path: Path) -> None:
     assert "dvc pull" in sharing
     shim = uv_shim(tmp_path / "bin")
     repo = copy_pipeline(tmp_path / "llm-eval")
+    # As in the repository itself, HEAD holds the published results the block compares with.
+    dvc(repo, "repro")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "published results")
 
     output = run_block(experiments, repo, shim)
     # The example experiment moves a headline metric: `metrics diff` prints its change.
