@@ -96,8 +96,16 @@ def test_two_clones_in_one_folder_share_neither_copy_nor_remote(tmp_path: Path) 
     _, sharing = verbatim_blocks()
     shim = uv_shim(tmp_path / "bin")
     first = copy_pipeline(tmp_path / "llm-eval")
+    # Published results to push, from one small benchmark (the block needs data, not volume).
+    params = first / "params.yaml"
+    text = params.read_text(encoding="utf-8")
+    params.write_text(text.replace("benchmarks: []", "benchmarks: [sample_logic]"), "utf-8")
+    dvc(first, "repro")
+    git(first, "add", "-A")
+    git(first, "commit", "-q", "-m", "published results")
     second = tmp_path / "llm-eval-2"
     sh(tmp_path, "git", "clone", "-q", str(first), str(second))
+    dvc(second, "repro")  # its own cache, the same bytes
     for clone in (first, second, first):
         run_block(sharing, clone, shim)
     assert sorted(p.name for p in tmp_path.glob("*-dvc-storage")) == [
