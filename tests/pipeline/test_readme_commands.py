@@ -96,10 +96,14 @@ def test_two_clones_in_one_folder_share_neither_copy_nor_remote(tmp_path: Path) 
     _, sharing = verbatim_blocks()
     shim = uv_shim(tmp_path / "bin")
     first = copy_pipeline(tmp_path / "llm-eval")
-    # Published results to push, from one small benchmark (the block needs data, not volume).
+    # Published results to push, from two benchmarks (the block needs data, not volume; the
+    # report draws its language and AIMO3 charts from these two).
     params = first / "params.yaml"
     text = params.read_text(encoding="utf-8")
-    params.write_text(text.replace("benchmarks: []", "benchmarks: [sample_logic]"), "utf-8")
+    params.write_text(
+        text.replace("benchmarks: []", "benchmarks: [language_understanding, aimo3_reference]"),
+        "utf-8",
+    )
     dvc(first, "repro")
     git(first, "add", "-A")
     git(first, "commit", "-q", "-m", "published results")
