@@ -49,6 +49,7 @@ COPIED = (
     ".dvc/config",
     ".dvc/.gitignore",
     ".dvc/plots/accuracy_interval.json",
+    ".dvc/plots-page.html",
 )
 COPIED_DIRS = ("configs", "data", "src")
 PUBLISHED = (
@@ -72,7 +73,7 @@ PUBLISHED = (
         )
     ),
 )
-QUEUE_TIMEOUT_S = 300
+QUEUE_TIMEOUT_S = 1800
 
 
 def pipeline_env() -> dict[str, str]:
@@ -91,7 +92,7 @@ def pipeline_env() -> dict[str, str]:
     return env
 
 
-def sh(cwd: Path, *args: str, timeout: float = 600, check: bool = True) -> str:
+def sh(cwd: Path, *args: str, timeout: float = 1800, check: bool = True) -> str:
     """Run a command in `cwd`; return stdout+stderr, failing the test on a non-zero exit."""
     done = subprocess.run(
         args, cwd=cwd, env=pipeline_env(), capture_output=True, text=True, timeout=timeout
@@ -102,7 +103,7 @@ def sh(cwd: Path, *args: str, timeout: float = 600, check: bool = True) -> str:
     return output
 
 
-def dvc(cwd: Path, *args: str, timeout: float = 600, check: bool = True) -> str:
+def dvc(cwd: Path, *args: str, timeout: float = 1800, check: bool = True) -> str:
     return sh(cwd, sys.executable, "-m", "dvc", *args, timeout=timeout, check=check)
 
 
@@ -432,11 +433,22 @@ def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
             for r in mine
             if r is not parent
         )
+    # Two at a time: each experiment's MLflow runs, from its first stage's start to its last
+    # stage's end, as the store recorded them, overlap the other's (not a duration check).
+    spans = [experiment_span(runs, name) for name in ("temp-03", "temp-07")]
+    assert max(s[0] for s in spans) < min(s[1] for s in spans), f"ran one after the other: {spans}"
     exps = repo / ".dvc" / "tmp" / "exps"
     assert not list(exps.rglob("mlruns")), "a queued copy must log to DVC_ROOT, not to itself"
     assert (exps / "celery" / "dvc-exp-worker-2.out").is_file(), "-j 2 started a second worker"
     for log in exps.glob("run/*/*.out"):
         assert "warning: MLflow tracking" not in log.read_text(encoding="utf-8", errors="replace")
+
+
+def experiment_span(runs: list[Any], name: str) -> tuple[int, int]:
+    """(first start, last end) in ms of the MLflow runs tagged with experiment `name`."""
+    mine = [r for r in runs if r.data.tags.get("dvc.exp_name") == name]
+    assert all(r.info.end_time for r in mine), f"{name}: a run has not ended"
+    return min(r.info.start_time for r in mine), max(r.info.end_time for r in mine)
 
 
 def start_workers(repo: Path, jobs: int) -> None:

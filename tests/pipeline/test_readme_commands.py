@@ -9,6 +9,7 @@ with no `dvc pull`, must leave `git status` clean: simulated runs give the same 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.pipeline.test_dvc_pipeline import copy_pipeline, git, pipeline_env, sh
+from tests.pipeline.test_dvc_pipeline import copy_pipeline, dvc, git, pipeline_env, sh
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +57,7 @@ def run_block(block: str, cwd: Path, shim: Path) -> str:
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=2400,
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"README block failed:\n{block}\n--- output ---\n{output}"
@@ -65,22 +66,72 @@ def run_block(block: str, cwd: Path, shim: Path) -> str:
 
 def test_readme_dvc_and_sharing_blocks_run_as_written(tmp_path: Path) -> None:
     experiments, sharing = verbatim_blocks()
-    assert "dvc exp run -S 'models.mock-varied.temperature=0.3'" in experiments
+    assert "dvc exp run -S 'models.mock-flaky.seed=3'" in experiments
     assert "dvc pull" in sharing
     shim = uv_shim(tmp_path / "bin")
     repo = copy_pipeline(tmp_path / "llm-eval")
+    # As in the repository itself, HEAD holds the published results the block compares with.
+    dvc(repo, "repro")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "published results")
 
     output = run_block(experiments, repo, shim)
-    assert "strict_accuracy" in output  # exp show / metrics diff show the headline
+    # The example experiment moves a headline metric: `metrics diff` prints its change.
+    assert re.search(r"mock-flaky\.strict_accuracy\s+\S+\s+\S+\s+-?\d", output), output
+    assert "models.mock-flaky.seed" in output  # exp show --only-changed shows the change
+    assert "deepseek" not in output, "exp show --drop/--keep lists a model the run skips"
 
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "results")
     run_block(sharing, repo, shim)
-    copy = tmp_path / "llm-eval-copy"
-    assert (tmp_path / "llm-eval-dvc-storage").is_dir(), "the default remote sits beside"
+    assert (tmp_path / "llm-eval-dvc-storage").is_dir(), "the clone's remote is named after it"
+    (copy,) = tmp_path.glob("llm-eval-copy-*")
     for model in ("mock-varied", "mock-flaky"):
         trace = f"results/traces/{model}.jsonl"
         assert (copy / trace).read_bytes() == (repo / trace).read_bytes()
+
+
+def test_two_clones_in_one_folder_share_neither_copy_nor_remote(tmp_path: Path) -> None:
+    """The sharing block twice in each of two clones side by side: every path is new."""
+    _, sharing = verbatim_blocks()
+    shim = uv_shim(tmp_path / "bin")
+    first = copy_pipeline(tmp_path / "llm-eval")
+    # Published results to push, from two benchmarks (the block needs data, not volume; the
+    # report draws its language and AIMO3 charts from these two).
+    params = first / "params.yaml"
+    text = params.read_text(encoding="utf-8")
+    params.write_text(
+        text.replace("benchmarks: []", "benchmarks: [language_understanding, aimo3_reference]"),
+        "utf-8",
+    )
+    dvc(first, "repro")
+    git(first, "add", "-A")
+    git(first, "commit", "-q", "-m", "published results")
+    second = tmp_path / "llm-eval-2"
+    sh(tmp_path, "git", "clone", "-q", str(first), str(second))
+    dvc(second, "repro")  # its own cache, the same bytes
+    for clone in (first, second, first):
+        run_block(sharing, clone, shim)
+    assert sorted(p.name for p in tmp_path.glob("*-dvc-storage")) == [
+        "llm-eval-2-dvc-storage",
+        "llm-eval-dvc-storage",
+    ]
+    assert len(list(tmp_path.glob("llm-eval-copy-*"))) == 2  # a rerun made a new copy
+    assert len(list(tmp_path.glob("llm-eval-2-copy-*"))) == 1
+    for clone in (first, second):
+        assert "dvc-storage" not in (clone / ".dvc/config").read_text(encoding="utf-8")
+
+
+def param_deps_models(repo: Path) -> set[str]:
+    """The `models.<name>` keys `dvc exp show --param-deps --json` lists for the workspace."""
+    shown = json.loads(dvc(repo, "exp", "show", "--param-deps", "--json"))
+    params = shown[0]["data"]["params"]["params.yaml"]["data"]
+    return set(params.get("models", {}))
+
+
+def test_stages_depend_on_the_selected_models_settings_only(tmp_path: Path) -> None:
+    repo = copy_pipeline(tmp_path / "llm-eval")
+    assert param_deps_models(repo) == {"mock-varied", "mock-flaky"}
 
 
 def test_a_fresh_clone_stays_clean_after_repro(tmp_path: Path) -> None:
