@@ -14,7 +14,9 @@ import os
 import resource
 import shutil
 import signal
+import site
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -506,6 +508,29 @@ async def test_files_planted_elsewhere_on_disk_are_not_visible(planted_files: li
     top = set(json.loads(lines[2].replace("'", '"')))
     assert {"etc", "home", "var", "run", "mnt", "srv", "opt"}.isdisjoint(top), top
     assert "4242" not in result.stdout and "sk-planted" not in result.stdout
+
+
+def test_a_checkout_under_tmp_runs_its_own_venv_s_interpreter(tmp_path: Path) -> None:
+    # A clone under /tmp (as a CI job's often is) has its venv under the path the sandbox
+    # replaces with a private /tmp: the venv's interpreter must still be there.
+    assert str(tmp_path).startswith("/tmp/")
+    venv = tmp_path / "clone" / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    harness = (
+        "import asyncio\n"
+        "from llm_eval.tools.python_exec import PythonExecLimits, run_python\n"
+        "limits = PythonExecLimits(timeout_s=20.0, cpu_seconds=10, memory_mb=256)\n"
+        "r = asyncio.run(run_python('print(6 * 7)', limits))\n"
+        "print(repr(r.stdout), repr(r.stderr))\n"
+    )
+    source = Path(__file__).resolve().parents[2] / "src"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(source), *site.getsitepackages()]))
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", harness], env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("'42\\n'"), done.stdout
 
 
 async def test_only_the_call_s_private_directories_are_writable() -> None:

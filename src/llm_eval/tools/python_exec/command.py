@@ -57,8 +57,10 @@ def bwrap_command(
         bwrap_path(),
         *_namespaces(),
         *_system_view(),
-        *_interpreter_view(),
+        # The scratch tmpfs first: a checkout (and its venv) under /tmp is then bound on top of
+        # the private /tmp instead of being hidden by it.
         *_scratch(limits),
+        *_interpreter_view(),
         "--file", str(code_fd), CODE_PATH,
         "--remount-ro", "/",
         "--chdir", WORKDIR,
