@@ -365,12 +365,20 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
 
 
 REJECT_ALL = """
-# test_dvc_pipeline: a scorer change that rejects everything
-# Loop names of their own: `_scorer` is the function of scorers.py that scoring calls.
-for _rejected_kind, _original in list(SCORER_KINDS.items()):
-    SCORER_KINDS[_rejected_kind] = lambda response, key, _s=_original: _s(response, key).model_copy(
+# test_dvc_pipeline: a scorer change that rejects everything. It wraps the lookup instead of
+# reading the registry here: reading it would load the package's modules while this one is
+# still being imported.
+_test_original_lookup = SCORER_KINDS.lookup
+
+
+def _test_reject_all(kind):
+    found = _test_original_lookup(kind)
+    return lambda response, key: found(response, key).model_copy(
         update={"correct": False, "method": "test"}
     )
+
+
+SCORER_KINDS.lookup = _test_reject_all
 """
 
 
