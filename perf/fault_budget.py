@@ -34,7 +34,7 @@ def suite_copy(directory: Path, base_url: str) -> Path:
     shutil.copy(REPO / "params.yaml", root / "params.yaml")
     shutil.copytree(REPO / "configs", root / "configs")
     shutil.copytree(REPO / "data", root / "data")
-    with (root / "params.yaml").open("a", encoding="utf-8") as handle:
+    with (root / "configs" / "models.yaml").open("a", encoding="utf-8") as handle:
         handle.write(
             f"\n  stub:\n    provider: litellm\n    model: openai/stub-model\n"
             f"    api_base: {base_url}\n    api_key_env: STUB_API_KEY\n"

@@ -131,12 +131,14 @@ def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> N
             "litellm": {"provider": "litellm", **stub},
         },
     }
+    models = {"models": params.pop("models")}
     (root / "params.yaml").write_text(json.dumps(params))
     bench = {"benchmarks": {"load": {"path": "data/load.jsonl", "task_type": "single_turn",
                                      "scorer": "numeric", "prompt": "default"}}}  # fmt: skip
     (root / "configs" / "benchmarks.yaml").write_text(json.dumps(bench))
     (root / "configs" / "prompts.yaml").write_text(json.dumps({"prompts": {"default": {}}}))
     (root / "configs" / "tools.yaml").write_text(json.dumps({"tools": {}}))
+    (root / "configs" / "models.yaml").write_text(json.dumps(models))
 
 
 def command(system: str, root: Path, base_url: str, requests: int, concurrency: int) -> list[str]:

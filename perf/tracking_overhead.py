@@ -38,7 +38,7 @@ def suite_copy(directory: Path, stub_url: str | None) -> Path:
     shutil.copytree(REPO / "configs", root / "configs")
     shutil.copytree(REPO / "data", root / "data")
     if stub_url is not None:
-        with (root / "params.yaml").open("a", encoding="utf-8") as handle:
+        with (root / "configs" / "models.yaml").open("a", encoding="utf-8") as handle:
             handle.write(
                 f"\n  stub:\n    provider: litellm\n    model: openai/stub-model\n"
                 f"    api_base: {stub_url}\n    api_key_env: STUB_API_KEY\n"

@@ -116,7 +116,7 @@ def run_rows(root: Path, model: str, benchmark: str, *extra: str) -> list[TraceR
 
 
 def point_local_model_at(root: Path, base_url: str) -> None:
-    params = root / "params.yaml"
+    params = root / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8")
     assert LOCAL_API_BASE in text
     params.write_text(text.replace(LOCAL_API_BASE, base_url), encoding="utf-8")
@@ -130,7 +130,7 @@ def set_benchmark(root: Path, name: str, **settings: Any) -> None:
 def test_every_recipe_names_a_file_and_the_copy_is_what_runs(extended: Path) -> None:
     paths = {recipe.path for recipe in readme_recipes()}
     assert paths == {
-        "data/capitals.jsonl", "configs/benchmarks.yaml", "params.yaml",
+        "data/capitals.jsonl", "configs/benchmarks.yaml", "configs/models.yaml",
         "src/llm_eval/scoring/last_line.py", "src/llm_eval/tools/word_count.py",
         "configs/tools.yaml", "src/llm_eval/flows/answer_twice.py",
         "src/llm_eval/providers/shouting.py",
@@ -210,7 +210,7 @@ def test_the_flow_recipe_drives_two_calls(project: Path) -> None:
 
 def test_the_provider_recipe_answers_a_run(project: Path) -> None:
     loud = {"provider": "shouting", "model": "shouting/plain", "label": "Shouting"}
-    edit_yaml(project / "params.yaml", lambda d: d["models"].update(loud=loud))
+    edit_yaml(project / "configs" / "models.yaml", lambda d: d["models"].update(loud=loud))
     assert in_copy(project, "validate").returncode == 0
     rows = run_rows(project, "loud", "capitals")
     responses = {row.task_id: (row.status, row.response) for row in rows}

@@ -290,7 +290,7 @@ Task = SingleTurnTask | MultiTurnTask | ToolCallingTask
 
 
 CostSource = Literal["configured", "price table", "mixed"]
-"""Where a cost came from: the model's prices in params.yaml, LiteLLM's table, or both."""
+"""Where a cost came from: the model's prices in configs/models.yaml, LiteLLM's table, or both."""
 
 
 class Usage(BaseModel):
@@ -302,7 +302,7 @@ class Usage(BaseModel):
     total_tokens: int | None = None
     cost_usd: float | None = None
     cost_source: CostSource | None = None
-    """Where `cost_usd` came from: the model's prices in params.yaml, or LiteLLM's table."""
+    """Where `cost_usd` came from: the model's prices in configs/models.yaml, or LiteLLM's table."""
 
     def plus(self, other: Usage) -> Usage:
         """Sum two usages; a field is known when it is known on either side."""

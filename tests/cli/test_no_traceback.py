@@ -62,7 +62,7 @@ def test_a_lone_surrogate_in_a_task_file_is_named_at_its_line(
 
 
 def test_a_long_plain_params_file_loads(config_copy: Path) -> None:
-    params_path = config_copy / "params.yaml"
+    params_path = config_copy / "configs" / "models.yaml"
     params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
     for index in range(10_000):
         entry = {"provider": "mock", "model": f"mock/m{index}", "label": f"Extra {index}"}
@@ -74,7 +74,7 @@ def test_a_long_plain_params_file_loads(config_copy: Path) -> None:
 
 
 def test_a_password_in_api_base_is_refused_by_validate(config_copy: Path) -> None:
-    params_path = config_copy / "params.yaml"
+    params_path = config_copy / "configs" / "models.yaml"
     params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
     params["models"]["remote"] = {"provider": "litellm", "model": "openai/m",
                                   "api_base": "http://user:hunter2-pw@127.0.0.1:9/v1"}  # fmt: skip

@@ -18,14 +18,14 @@ from tests.conftest import REPO
 from tests.support.local_server import free_port, wait_ready
 
 
-def test_the_command_serves_the_model_as_local_on_the_params_yaml_address() -> None:
+def test_the_command_serves_the_model_as_local_on_the_configured_address() -> None:
     command = serve_local.server_command(Path("/models/m.gguf"), python="python")
     assert command == [
         "python", "-m", "llama_cpp.server", "--model", "/models/m.gguf",
         "--model_alias", "local", "--host", "127.0.0.1", "--port", "8080",
         "--chat_format", "gemma", "--n_ctx", "4096",
     ]  # fmt: skip
-    params = (REPO / "params.yaml").read_text(encoding="utf-8")
+    params = (REPO / "configs" / "models.yaml").read_text(encoding="utf-8")
     assert "model: openai/local" in params and "http://127.0.0.1:8080/v1" in params
 
 

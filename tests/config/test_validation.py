@@ -46,7 +46,7 @@ def _break_suite(root: Path) -> dict[str, tuple[Path, int]]:
     rows[0] = json.dumps(task)
     tools.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
-    params = root / "params.yaml"
+    params = root / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8")
     text = text.replace(
         "    profile: varied\n", "    profile: varied\n    prompt: no_such_prompt\n", 1
@@ -72,7 +72,7 @@ def test_a_broken_copy_lists_all_five_problems_with_file_and_line(config_copy: P
 
 
 def test_duplicate_model_names_are_reported(config_copy: Path) -> None:
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8")
     text += "\n  mock-varied:\n    provider: mock\n    model: mock/varied\n"
     params.write_text(text, encoding="utf-8")
@@ -90,7 +90,7 @@ def test_schema_errors_in_yaml_name_the_key_and_line(config_copy: Path) -> None:
 
 
 def test_unknown_provider_and_missing_prompt_of_a_benchmark(config_copy: Path) -> None:
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     params.write_text(
         params.read_text(encoding="utf-8").replace("provider: mock", "provider: nowhere", 1),
         encoding="utf-8",
@@ -113,7 +113,7 @@ def test_relative_benchmark_paths_resolve_from_the_config_root(config_copy: Path
 
 
 def test_model_and_benchmark_names_mlflow_cannot_take_are_refused(config_copy: Path) -> None:
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8")
     text += "\n  o'neil+v2:\n    provider: mock\n    model: mock/varied\n"
     params.write_text(text, encoding="utf-8")
@@ -122,3 +122,26 @@ def test_model_and_benchmark_names_mlflow_cannot_take_are_refused(config_copy: P
     expected = f'{params}:{line}: model name "o\'neil+v2": use only letters, digits'
     assert any(text.startswith(expected) for text in rendered), rendered
     assert not any("mock-varied" in text for text in rendered), rendered
+
+
+def test_a_models_section_left_in_params_yaml_names_where_it_belongs(config_copy: Path) -> None:
+    params = config_copy / "params.yaml"
+    text = params.read_text(encoding="utf-8")
+    params.write_text(text + "models:\n  old-style:\n    provider: mock\n", encoding="utf-8")
+    rendered = [str(p) for p in validate(str(config_copy)).problems]
+    lines = params.read_text(encoding="utf-8").splitlines()
+    line = lines.index("models:") + 1  # the top-level key, not `run.models`
+    assert any(
+        t.startswith(f"{params}:{line}: ") and "configs/models.yaml" in t for t in rendered
+    ), rendered
+
+
+def test_model_problems_point_into_the_model_catalog(config_copy: Path) -> None:
+    catalog = config_copy / "configs" / "models.yaml"
+    text = catalog.read_text(encoding="utf-8").replace("seed: 11", "seed: eleven")
+    catalog.write_text(text, encoding="utf-8")
+    rendered = [str(p) for p in validate(str(config_copy)).problems]
+    line = _line_of(catalog, "seed: eleven")
+    assert any(t.startswith(f"{catalog}:{line}: models.mock-flaky.seed") for t in rendered), (
+        rendered
+    )

@@ -321,9 +321,10 @@ def wait_for(url: str, process: subprocess.Popen[Any], timeout_s: float = 90) ->
 
 def test_one_models_temperature_reruns_only_its_stages(pipeline: Pipeline) -> None:
     repo = pipeline.repo
-    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
-    params["models"]["mock-varied"]["temperature"] = 0.5
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    models_path = repo / "configs" / "models.yaml"
+    models = yaml.safe_load(models_path.read_text(encoding="utf-8"))
+    models["models"]["mock-varied"]["temperature"] = 0.5
+    models_path.write_text(yaml.safe_dump(models, sort_keys=False), encoding="utf-8")
     flaky_trace = (repo / "results/traces/mock-flaky.jsonl").read_bytes()
     try:
         output = dvc(repo, "repro")
@@ -399,8 +400,8 @@ def test_push_then_fresh_clone_and_pull_restores_everything(
 
 def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
     repo = pipeline.repo
-    # The README's form: params.yaml lists the mock models' temperature, so a plain `-S`
-    # overrides it.
+    # The README's form: configs/models.yaml lists the mock models' temperature, so `-S` with
+    # the file's name overrides it.
     for name, value in (("temp-03", "0.3"), ("temp-07", "0.7")):
         dvc(
             repo,
@@ -410,7 +411,7 @@ def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
             "--name",
             name,
             "-S",
-            f"models.mock-varied.temperature={value}",
+            f"configs/models.yaml:models.mock-varied.temperature={value}",
         )
     start_workers(repo, 2)
     try:
@@ -424,7 +425,7 @@ def test_two_queued_experiments_run_in_parallel(pipeline: Pipeline) -> None:
     assert {"temp-03", "temp-07"} <= set(experiments)
     for name, value in (("temp-03", 0.3), ("temp-07", 0.7)):
         data = experiments[name]["data"]
-        params = data["params"]["params.yaml"]["data"]
+        params = data["params"]["configs/models.yaml"]["data"]
         assert params["models"]["mock-varied"]["temperature"] == value
         metrics = data["metrics"]["results/summary.json"]["data"]
         assert 0 <= metrics["mock-varied"]["strict_accuracy"] <= 1

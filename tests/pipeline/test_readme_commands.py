@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.pipeline.test_dvc_pipeline import copy_pipeline, dvc, git, pipeline_env, sh
@@ -122,16 +123,31 @@ def test_two_clones_in_one_folder_share_neither_copy_nor_remote(tmp_path: Path) 
         assert "dvc-storage" not in (clone / ".dvc/config").read_text(encoding="utf-8")
 
 
-def param_deps_models(repo: Path) -> set[str]:
-    """The `models.<name>` keys `dvc exp show --param-deps --json` lists for the workspace."""
-    shown = json.loads(dvc(repo, "exp", "show", "--param-deps", "--json"))
-    params = shown[0]["data"]["params"]["params.yaml"]["data"]
-    return set(params.get("models", {}))
+def shown_models(repo: Path, *options: str) -> list[set[str]]:
+    """Per row of `dvc exp show --json` (workspace, then the baseline commit), the model names
+    whose settings any of its params files shows."""
+    shown = json.loads(dvc(repo, "exp", "show", "--json", *options))
+    rows = [shown[0], *shown[1:2]]
+    return [
+        {
+            name
+            for params in row["data"]["params"].values()
+            for name in params["data"].get("models", {})
+        }
+        for row in rows
+    ]
 
 
-def test_stages_depend_on_the_selected_models_settings_only(tmp_path: Path) -> None:
+def test_exp_show_lists_the_selected_models_settings_only(tmp_path: Path) -> None:
+    """Plain `exp show` and `--param-deps`, workspace and baseline rows: only the models of
+    `run.models`, although configs/models.yaml defines eight."""
     repo = copy_pipeline(tmp_path / "llm-eval")
-    assert param_deps_models(repo) == {"mock-varied", "mock-flaky"}
+    catalog = yaml.safe_load((repo / "configs/models.yaml").read_text(encoding="utf-8"))
+    assert len(catalog["models"]) > 2
+    for options in ((), ("--param-deps",)):
+        rows = shown_models(repo, *options)
+        assert len(rows) == 2, options
+        assert all(row == {"mock-varied", "mock-flaky"} for row in rows), (options, rows)
 
 
 def test_a_fresh_clone_stays_clean_after_repro(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_a_slice_of_the_suite_runs_on_each_route_against_llama_cpp(
     route: str, llama_server: str, config_copy: Path, tmp_path: Path
 ) -> None:
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8").replace("http://127.0.0.1:8080/v1", llama_server)
     shipped = "provider: openai_compatible\n    model: openai/local"
     assert shipped in text

@@ -86,18 +86,18 @@ def test_the_provider_is_registered_beside_litellm() -> None:
 def test_a_bad_api_base_is_a_problem_naming_its_line(
     config_copy: Path, api_base: str, expected: str
 ) -> None:
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8")
     params.write_text(text.replace("http://127.0.0.1:8080/v1", api_base), encoding="utf-8")
     problems = validate(str(config_copy)).problems
     (problem,) = [p for p in problems if expected in str(p)]
-    assert "local-llama-cpp" in str(problem) and "params.yaml" in str(problem)
+    assert "local-llama-cpp" in str(problem) and "models.yaml" in str(problem)
     line = text.splitlines().index("    api_base: http://127.0.0.1:8080/v1") + 1
     assert f":{line}" in str(problem)
 
 
 def test_a_model_without_any_endpoint_is_a_problem(config_copy: Path) -> None:
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8")
     params.write_text(text.replace("    api_base: http://127.0.0.1:8080/v1\n", ""), "utf-8")
     rendered = "\n".join(str(p) for p in validate(str(config_copy)).problems)

@@ -350,7 +350,7 @@ def test_cost_says_whether_it_was_configured_or_looked_up() -> None:
 def test_configured_prices_and_their_source_are_in_the_run_metadata(config_copy: Path) -> None:
     from llm_eval.cli.report import suite_facts
 
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     text = params.read_text(encoding="utf-8").replace(
         '"OpenRouter listing, via models.dev, 2026-07-02"', '"a price page read 2026-12-01"', 1
     )

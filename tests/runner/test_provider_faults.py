@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow  # real stub servers and CLI subprocesses
 
 def add_stub_model(root: Path, stub: StubServer, provider: str = "litellm") -> None:
     """Add a `stub` model entry on `provider` (a real route) pointing at the stub server."""
-    params = root / "params.yaml"
+    params = root / "configs" / "models.yaml"
     params.write_text(
         params.read_text(encoding="utf-8")
         + f"""

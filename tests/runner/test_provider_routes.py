@@ -36,7 +36,7 @@ CALL_TIMING = {"latency_s", "queue_s", "started_at"}
 
 
 def stub_entry(stub: StubServer, provider: str) -> str:
-    """A params.yaml model entry `stub` on `provider`, priced so that costs are compared too."""
+    """A configs/models.yaml entry `stub` on `provider`, priced so that costs are compared too."""
     return f"""
   stub:
     provider: {provider}
@@ -51,9 +51,9 @@ def stub_entry(stub: StubServer, provider: str) -> str:
 
 
 def set_route(root: Path, stub: StubServer, provider: str) -> None:
-    """Point the `stub` entry of the copy's params.yaml (`models:` is its last mapping) at
-    `provider`."""
-    params = root / "params.yaml"
+    """Point the `stub` entry of the copy's configs/models.yaml (`models:` is its only mapping)
+    at `provider`."""
+    params = root / "configs" / "models.yaml"
     original = params.read_text(encoding="utf-8").split(MARK)[0]
     params.write_text(original + MARK + stub_entry(stub, provider), encoding="utf-8")
 

@@ -69,7 +69,7 @@ def test_overwrite_replaces_a_file_that_is_not_a_trace(config_copy: Path, tmp_pa
 def test_resume_refuses_rows_made_under_other_settings(config_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.jsonl"
     asyncio.run(make_runner(config_copy, scripted(), out, limit=1).run())
-    params = config_copy / "params.yaml"
+    params = config_copy / "configs" / "models.yaml"
     params.write_text(
         params.read_text(encoding="utf-8").replace(
             "    temperature: 0.0  #", "    temperature: 0.3  #"

@@ -42,8 +42,8 @@ def stub_model_entry(stub: StubServer) -> str:
 @pytest.fixture()
 def stub_root(config_copy: Path) -> Iterator[tuple[Path, StubServer]]:
     with start_stub() as stub:
-        params = config_copy / "params.yaml"
-        params.write_text(params.read_text(encoding="utf-8") + stub_model_entry(stub))
+        models = config_copy / "configs" / "models.yaml"
+        models.write_text(models.read_text(encoding="utf-8") + stub_model_entry(stub))
         yield config_copy, stub
 
 

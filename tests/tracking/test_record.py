@@ -196,7 +196,7 @@ def slow_server() -> Iterator[StubServer]:
 
 def stub_suite(root: Path, stub: StubServer) -> Path:
     make_suite(root)
-    with (root / "params.yaml").open("a", encoding="utf-8") as handle:
+    with (root / "configs" / "models.yaml").open("a", encoding="utf-8") as handle:
         handle.write(
             f"\n  stub:\n    provider: litellm\n    model: openai/stub-model\n"
             f"    api_base: {stub.base_url}\n    api_key_env: STUB_API_KEY\n"

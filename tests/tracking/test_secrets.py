@@ -20,7 +20,7 @@ SECRET = "correct-horse-battery-staple-42"
 
 
 def test_an_echoed_secret_reaches_no_written_byte(config_copy: Path, tmp_path: Path) -> None:
-    params_path = config_copy / "params.yaml"
+    params_path = config_copy / "configs" / "models.yaml"
     params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
     replies = [f"My key is {SECRET}.\nFinal answer: 42", f"<think>{SECRET}</think>Final answer: 1"]
     params["models"]["leaky"] = {
@@ -80,7 +80,7 @@ def _mlflow_text(root: Path) -> str:
 def test_a_secret_in_a_label_a_price_source_or_a_task_reaches_no_written_byte(
     config_copy: Path, tmp_path: Path
 ) -> None:
-    params_path = config_copy / "params.yaml"
+    params_path = config_copy / "configs" / "models.yaml"
     params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
     params["models"]["pasted"] = {
         "provider": "scripted", "model": "scripted/pasted", "label": f"Pasted {SECRET}",
@@ -142,14 +142,14 @@ def test_a_password_in_api_base_is_refused_and_never_retried_or_written(
     password = "hunter2-url-password"
     with start_stub() as stub:
         api_base = stub.base_url.replace("http://", f"http://user:{password}@")
-        params_path = config_copy / "params.yaml"
+        params_path = config_copy / "configs" / "models.yaml"
         params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
         params["models"]["remote"] = {"provider": "litellm", "model": "openai/stub-model",
                                       "api_base": api_base}  # fmt: skip
         params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
         (problem,) = [p for p in validate(str(config_copy)).problems if "api_base" in str(p)]
         assert "environment variable" in str(problem) and password not in str(problem)
-        assert problem.line is not None  # points at the api_base line of params.yaml
+        assert problem.line is not None  # points at the api_base line of models.yaml
         # Past `validate` (a runner built directly), the client's refusal is permanent.
         config = load_config(config_copy)
         config.models["remote"] = ModelConfig(provider="litellm", model="openai/stub-model",

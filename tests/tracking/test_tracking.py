@@ -57,9 +57,11 @@ def make_suite(root: Path) -> Path:
     root.mkdir(parents=True)
     shutil.copytree(REPO / "configs", root / "configs")
     shutil.copytree(REPO / "data", root / "data")
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    params["models"]["mock-varied"]["extra_params"] = {"auth_token": SECRET, "top_k": 5}
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    shutil.copy(REPO / "params.yaml", root / "params.yaml")
+    models_path = root / "configs" / "models.yaml"
+    models = yaml.safe_load(models_path.read_text(encoding="utf-8"))
+    models["models"]["mock-varied"]["extra_params"] = {"auth_token": SECRET, "top_k": 5}
+    models_path.write_text(yaml.safe_dump(models, sort_keys=False), encoding="utf-8")
     return root
 
 
@@ -249,7 +251,7 @@ def test_no_secret_in_the_store_or_the_task_tables(tracked: Tracked) -> None:
         dump = "\n".join(database.iterdump())  # params, tags, spans, trace metadata: all of it
     finally:
         database.close()
-    assert "auth_token" in (tracked.root / "params.yaml").read_text(encoding="utf-8")
+    assert "auth_token" in (tracked.root / "configs" / "models.yaml").read_text(encoding="utf-8")
     assert SECRET not in dump
     for table in (tracked.root / "mlruns" / "artifacts").rglob("tasks/*.json"):
         assert SECRET not in table.read_text(encoding="utf-8")

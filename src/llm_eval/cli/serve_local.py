@@ -1,6 +1,6 @@
 """`llm-eval serve-local`: llama.cpp's OpenAI-compatible server for the `local-llama-cpp` model.
 
-`params.yaml` points `local-llama-cpp` at `openai/local` on http://127.0.0.1:8080/v1; this
+`configs/models.yaml` points `local-llama-cpp` at `openai/local` on http://127.0.0.1:8080/v1; this
 serves a GGUF there (by default the Gemma 3 270M one of the `llama` extra) under the alias
 `local`, with the flags the end-to-end test uses.
 """
@@ -19,7 +19,7 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_N_CTX = 4096
 MODEL_ALIAS = "local"
-"""`openai/local` in params.yaml: LiteLLM sends the model name `local`."""
+"""`openai/local` in configs/models.yaml: LiteLLM sends the model name `local`."""
 CHAT_FORMAT = "gemma"
 # The default native build crashed on these machines, hence the GGML flags; LLAVA_BUILD=OFF
 # skips llama-cpp-python's multimodal library (mtmd), which a text-only server never loads.

@@ -1,4 +1,9 @@
-"""Load `params.yaml` and `configs/*.yaml` from a config root into typed, located config."""
+"""Load `params.yaml` and `configs/*.yaml` from a config root into typed, located config.
+
+The models live in `configs/models.yaml`, not in `params.yaml`: DVC's `exp show` lists every
+key of the default params file, while from any other params file it lists only the keys a
+stage depends on, so a model the pipeline does not run stays out of its table.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ PARAMS_FILE = "params.yaml"
 BENCHMARKS_FILE = "configs/benchmarks.yaml"
 PROMPTS_FILE = "configs/prompts.yaml"
 TOOLS_FILE = "configs/tools.yaml"
+MODELS_FILE = "configs/models.yaml"
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -69,13 +75,22 @@ def load_config(root: Path | str = ".") -> AppConfig:
     problems: list[Problem] = []
     sources = {
         name: located
-        for name in (PARAMS_FILE, BENCHMARKS_FILE, PROMPTS_FILE, TOOLS_FILE)
+        for name in (PARAMS_FILE, MODELS_FILE, BENCHMARKS_FILE, PROMPTS_FILE, TOOLS_FILE)
         if (located := _read(root, name, problems)) is not None
     }
     params = sources.get(PARAMS_FILE)
+    if params is not None and "models" in params.data:
+        problems.append(
+            Problem(
+                str(params.path),
+                params.line_of("models"),
+                f"`models` belongs in {MODELS_FILE}; move the section there "
+                "(params.yaml keeps `run`, `runner` and `tracking`)",
+            )
+        )
     config = AppConfig(
         root=root,
-        models=_entries(params, "models", ModelConfig, problems),
+        models=_entries(sources.get(MODELS_FILE), "models", ModelConfig, problems),
         runner=_section(params, "runner", RunnerConfig, problems),
         run=_section(params, "run", RunSelection, problems),
         tracking=_section(params, "tracking", TrackingConfig, problems),
@@ -163,3 +178,16 @@ def raw_params(root: Path | str = ".") -> dict[str, Any]:
     """The parsed `params.yaml` as plain data (for tracking and DVC glue)."""
     data = load_located_yaml(Path(root) / PARAMS_FILE).data
     return data if isinstance(data, dict) else {}
+
+
+def raw_models(root: Path | str = ".") -> dict[str, Any]:
+    """The `models` mapping of `configs/models.yaml` as plain data; {} when absent or broken."""
+    path = Path(root) / MODELS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = load_located_yaml(path).data
+    except (OSError, yaml.YAMLError):
+        return {}
+    models = data.get("models") if isinstance(data, dict) else None
+    return models if isinstance(models, dict) else {}

@@ -8,6 +8,7 @@ from typing import Any
 
 from llm_eval.config.loading import (
     BENCHMARKS_FILE,
+    MODELS_FILE,
     PARAMS_FILE,
     PROMPTS_FILE,
     TOOLS_FILE,
@@ -88,7 +89,7 @@ are safe in all of them (a quote, `+`, `/` or `.` is not)."""
 def _name_problems(config: AppConfig) -> list[Problem]:
     problems = []
     for kind, source, names in (
-        ("model", PARAMS_FILE, config.models),
+        ("model", MODELS_FILE, config.models),
         ("benchmark", BENCHMARKS_FILE, config.benchmarks),
     ):
         section = "models" if kind == "model" else "benchmarks"
@@ -113,7 +114,7 @@ def _model_problems(config: AppConfig) -> list[Problem]:
             problems.append(
                 _problem(
                     config,
-                    PARAMS_FILE,
+                    MODELS_FILE,
                     ("models", name, "provider"),
                     f"model {name!r}: unknown provider {model.provider!r} "
                     f"(known: {', '.join(provider_names())})",
@@ -123,7 +124,7 @@ def _model_problems(config: AppConfig) -> list[Problem]:
             problems.append(
                 _problem(
                     config,
-                    PARAMS_FILE,
+                    MODELS_FILE,
                     ("models", name, "prompt"),
                     f"model {name!r}: prompt {model.prompt!r} is not defined in {PROMPTS_FILE}",
                 )
@@ -132,7 +133,7 @@ def _model_problems(config: AppConfig) -> list[Problem]:
             problems.append(
                 _problem(
                     config,
-                    PARAMS_FILE,
+                    MODELS_FILE,
                     ("models", name, "api_base"),
                     f"model {name!r}: api_base holds a user name or password, which would be "
                     "sent in clear and stored with the settings; remove it and put the key in "
@@ -142,7 +143,7 @@ def _model_problems(config: AppConfig) -> list[Problem]:
         if model.provider in provider_names():
             for key, message in provider_class(model.provider).config_problems(model):
                 keys = ("models", name, key) if key else ("models", name)
-                problems.append(_problem(config, PARAMS_FILE, keys, f"model {name!r}: {message}"))
+                problems.append(_problem(config, MODELS_FILE, keys, f"model {name!r}: {message}"))
     return problems
 
 

@@ -3,8 +3,8 @@
 Registered as `scripted`, so it runs the user's own code path end to end. Each call takes the
 next output of the task's own queue, else of the shared queue, else the default reply (the
 expected answer after "Final answer:"). An output is a reply text, a `ChatResponse`, or a
-`ProviderError` to raise. In `params.yaml`, `extra_params: {outputs: [...]}` gives the shared
-queue as texts.
+`ProviderError` to raise. In `configs/models.yaml`, `extra_params: {outputs: [...]}` gives
+the shared queue as texts.
 """
 
 from __future__ import annotations

@@ -288,7 +288,7 @@ def _summary_section(models: pd.DataFrame) -> str:
     note = (
         "Latency is measured over answered rows; tokens and cost over all rows. A cost is "
         "`configured` (the model's `input_cost_per_mtok` / `output_cost_per_mtok` in "
-        "params.yaml) or from LiteLLM's `price table`; `n/a` when neither knows the model."
+        "configs/models.yaml) or from LiteLLM's `price table`; `n/a` when neither knows the model."
     )
     return "## Full-suite summary\n\n" + md_table(headers, body) + "\n\n" + note
 
@@ -744,6 +744,7 @@ def _metadata_section(
         shown = ", ".join(f"`{key}={value}`" for key, value in settings.items()) or "—"
         lines.append(f"- **{escape(model)}** ({row.provider}): {redact(shown)}")
     if prices:
-        lines += ["", "Configured prices, USD per million tokens in / out (params.yaml):", ""]
+        heading = "Configured prices, USD per million tokens in / out (configs/models.yaml):"
+        lines += ["", heading, ""]
         lines += [f"- **{escape(m)}**: {escape(redact(p))}" for m, p in sorted(prices.items())]
     return "\n".join(lines)

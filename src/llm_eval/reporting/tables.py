@@ -110,7 +110,7 @@ def display_names(rows: Iterable[TraceRow]) -> dict[str, str]:
     labels: dict[str, str] = {}
     for row in rows:
         suffix = " (simulated)" if row.simulated else ""
-        # A label comes from params.yaml as typed: it may hold a pasted secret.
+        # A label comes from configs/models.yaml as typed: it may hold a pasted secret.
         labels.setdefault(row.model, f"{redact(row.model_label or row.model)}{suffix}")
     counts: dict[str, int] = {}
     for label in labels.values():

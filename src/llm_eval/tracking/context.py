@@ -67,19 +67,24 @@ class StageContext:
 
 
 def read_params(config_root: Path) -> dict[str, Any] | None:
-    """params.yaml under `config_root` as plain data; None when there is none or it is broken."""
+    """params.yaml under `config_root` as plain data, with configs/models.yaml's `models`
+    folded in (MLflow params name a model's settings `models.<name>.<key>`); None when there
+    is no params.yaml or it is broken."""
     path = config_root / "params.yaml"
     if not path.is_file():
         return None
     import yaml
 
+    from llm_eval.config.loading import raw_models
     from llm_eval.config.yaml_lines import load_located_yaml
 
     try:
         data = load_located_yaml(path).data
     except (OSError, yaml.YAMLError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    return {**data, "models": raw_models(config_root)}
 
 
 def tracking_enabled(config_root: Path | str = ".", params: dict[str, Any] | None = None) -> bool:
@@ -166,10 +171,13 @@ def _is_dvc(pid: int) -> bool:
 
 
 def params_digest(config_root: Path) -> str:
-    """sha256 of params.yaml's bytes (empty when there is none)."""
-    path = config_root / "params.yaml"
-    data = path.read_bytes() if path.is_file() else b""
-    return hashlib.sha256(data).hexdigest()
+    """sha256 of the settings' bytes: params.yaml, then configs/models.yaml (empty if absent)."""
+    digest = hashlib.sha256()
+    for name in ("params.yaml", "configs/models.yaml"):
+        path = config_root / name
+        digest.update(path.read_bytes() if path.is_file() else b"")
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def pipeline_key(commit: str | None, exp_name: str | None, digest: str, invocation: str) -> str:
