@@ -67,7 +67,7 @@ def run_block(block: str, cwd: Path, shim: Path) -> str:
 
 def test_readme_dvc_and_sharing_blocks_run_as_written(tmp_path: Path) -> None:
     experiments, sharing = verbatim_blocks()
-    assert "dvc exp run -S 'models.mock-flaky.seed=3'" in experiments
+    assert "dvc exp run -S 'configs/models.yaml:models.mock-flaky.seed=3'" in experiments
     assert "dvc pull" in sharing
     shim = uv_shim(tmp_path / "bin")
     repo = copy_pipeline(tmp_path / "llm-eval")
