@@ -172,9 +172,9 @@ def test_an_unknown_category_names_the_known_ones() -> None:
 
 @pytest.mark.slow
 def test_a_run_of_only_errors_says_what_the_first_error_was(config_copy: Path) -> None:
-    params = config_copy / "params.yaml"
-    params.write_text(
-        params.read_text(encoding="utf-8")
+    catalog = config_copy / "configs" / "models.yaml"
+    catalog.write_text(
+        catalog.read_text(encoding="utf-8")
         + "\n  nowhere:\n    provider: litellm\n    model: openai/x\n"
         "    api_base: http://127.0.0.1:9/v1\n",
         encoding="utf-8",
