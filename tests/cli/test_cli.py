@@ -12,6 +12,7 @@ import pytest
 
 from llm_eval.schemas import CallRecord
 from tests.conftest import REPO
+from tests.support.catalog import add_models
 from tests.support.cli import llm_eval
 from tests.support.rows import make_row
 
@@ -172,13 +173,8 @@ def test_an_unknown_category_names_the_known_ones() -> None:
 
 @pytest.mark.slow
 def test_a_run_of_only_errors_says_what_the_first_error_was(config_copy: Path) -> None:
-    catalog = config_copy / "configs" / "models.yaml"
-    catalog.write_text(
-        catalog.read_text(encoding="utf-8")
-        + "\n  nowhere:\n    provider: litellm\n    model: openai/x\n"
-        "    api_base: http://127.0.0.1:9/v1\n",
-        encoding="utf-8",
-    )
+    unreachable = {"provider": "litellm", "model": "openai/x", "api_base": "http://127.0.0.1:9/v1"}
+    add_models(config_copy, {"nowhere": unreachable})
     result = llm_eval("run", "--config-root", str(config_copy), "--model", "nowhere",
                       "--benchmark", "sample_logic", "--max-attempts", "1",
                       "--output", str(config_copy / "t.jsonl"))  # fmt: skip

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-
+from tests.support.catalog import add_models
 from tests.support.cli import llm_eval
 
 
@@ -62,23 +61,21 @@ def test_a_lone_surrogate_in_a_task_file_is_named_at_its_line(
 
 
 def test_a_long_plain_params_file_loads(config_copy: Path) -> None:
-    params_path = config_copy / "configs" / "models.yaml"
-    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
-    for index in range(10_000):
-        entry = {"provider": "mock", "model": f"mock/m{index}", "label": f"Extra {index}"}
-        params["models"][f"extra-{index}"] = {**entry, "profile": "varied"}
-    params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    extra = {
+        f"extra-{index}": {"provider": "mock", "model": f"mock/m{index}",
+                           "label": f"Extra {index}", "profile": "varied"}
+        for index in range(10_000)
+    }  # fmt: skip
+    add_models(config_copy, extra)
     result = llm_eval("validate", "--config-root", str(config_copy))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr and "aliases" not in result.stderr
 
 
 def test_a_password_in_api_base_is_refused_by_validate(config_copy: Path) -> None:
-    params_path = config_copy / "configs" / "models.yaml"
-    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
-    params["models"]["remote"] = {"provider": "litellm", "model": "openai/m",
-                                  "api_base": "http://user:hunter2-pw@127.0.0.1:9/v1"}  # fmt: skip
-    params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    remote = {"provider": "litellm", "model": "openai/m",
+              "api_base": "http://user:hunter2-pw@127.0.0.1:9/v1"}  # fmt: skip
+    params_path = add_models(config_copy, {"remote": remote})
     result = llm_eval("validate", "--config-root", str(config_copy))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     problem, summary = result.stderr.strip().splitlines()

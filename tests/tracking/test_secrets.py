@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.conftest import REPO
+from tests.support.catalog import add_models
 
 pytestmark = pytest.mark.slow
 
@@ -20,13 +20,11 @@ SECRET = "correct-horse-battery-staple-42"
 
 
 def test_an_echoed_secret_reaches_no_written_byte(config_copy: Path, tmp_path: Path) -> None:
-    params_path = config_copy / "configs" / "models.yaml"
-    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
     replies = [f"My key is {SECRET}.\nFinal answer: 42", f"<think>{SECRET}</think>Final answer: 1"]
-    params["models"]["leaky"] = {
+    leaky = {
         "provider": "scripted", "model": "scripted/leaky", "extra_params": {"outputs": replies},
     }  # fmt: skip
-    params_path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    params_path = add_models(config_copy, {"leaky": leaky})
     cache = tmp_path / "cache"
     env = {**os.environ, "LLM_EVAL_TRACKING": "1", "DVC_ROOT": str(config_copy),
            "LEAKY_SERVICE_TOKEN": SECRET, "LLM_EVAL_CACHE_DIR": str(cache)}  # fmt: skip
@@ -80,14 +78,12 @@ def _mlflow_text(root: Path) -> str:
 def test_a_secret_in_a_label_a_price_source_or_a_task_reaches_no_written_byte(
     config_copy: Path, tmp_path: Path
 ) -> None:
-    params_path = config_copy / "configs" / "models.yaml"
-    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
-    params["models"]["pasted"] = {
+    pasted = {
         "provider": "scripted", "model": "scripted/pasted", "label": f"Pasted {SECRET}",
         "input_cost_per_mtok": 1.0, "output_cost_per_mtok": 2.0,
         "price_source": f"read with token {SECRET}", "extra_params": {"note": SECRET},
     }  # fmt: skip
-    params_path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    params_path = add_models(config_copy, {"pasted": pasted})
     tasks = config_copy / "data" / "sample_math.jsonl"
     lines = tasks.read_text(encoding="utf-8").splitlines()
     lines[0] = lines[0].replace("What is", f"Using key {TASK_KEY} and {SECRET}: what is", 1)
@@ -142,11 +138,8 @@ def test_a_password_in_api_base_is_refused_and_never_retried_or_written(
     password = "hunter2-url-password"
     with start_stub() as stub:
         api_base = stub.base_url.replace("http://", f"http://user:{password}@")
-        params_path = config_copy / "configs" / "models.yaml"
-        params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
-        params["models"]["remote"] = {"provider": "litellm", "model": "openai/stub-model",
-                                      "api_base": api_base}  # fmt: skip
-        params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
+        remote = {"provider": "litellm", "model": "openai/stub-model", "api_base": api_base}
+        add_models(config_copy, {"remote": remote})
         (problem,) = [p for p in validate(str(config_copy)).problems if "api_base" in str(p)]
         assert "environment variable" in str(problem) and password not in str(problem)
         assert problem.line is not None  # points at the api_base line of models.yaml
