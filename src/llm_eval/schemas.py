@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from llm_eval.scoring.result import AnswerKey, ScoreResult
 
 TaskType = Literal["single_turn", "multi_turn", "tool_calling"]
-RowStatus = Literal["correct", "incorrect", "error"]
+RowStatus = Literal["correct", "incorrect", "unsure", "error"]
 Difficulty = Literal["easy", "medium", "hard"]
 AnswerScript = Literal["greek", "latin"]
 AnswerFormat = Literal["digits", "verbatim"]

@@ -95,6 +95,7 @@ def row_metrics(rows: list[TraceRow]) -> dict[str, Any]:
         sum(row.status == "correct" for row in rows),
         sum(row.status == "incorrect" for row in rows),
         sum(row.status == "error" for row in rows),
+        unsure=sum(row.status == "unsure" for row in rows),
     )
     tokens = [row.usage.total_tokens for row in rows if row.usage.total_tokens is not None]
     latencies = [
@@ -110,6 +111,7 @@ def row_metrics(rows: list[TraceRow]) -> dict[str, Any]:
         "correct": summary.correct,
         "incorrect": summary.incorrect,
         "errors": summary.errors,
+        "unsure": summary.unsure,
         "total": summary.total,
         "tokens": sum(tokens) if tokens else None,
         "mean_latency_s": _rounded(sum(latencies) / len(latencies)) if latencies else None,

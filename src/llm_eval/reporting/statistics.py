@@ -66,20 +66,23 @@ class AccuracySummary:
     valid_interval: tuple[float, float]
     strict_accuracy: float | None
     strict_interval: tuple[float, float]
+    unsure: int = 0
+    """Answered rows the rules could not settle: counted in both denominators, never right."""
 
     @property
     def valid(self) -> int:
-        """Rows that produced a scored answer (correct or incorrect)."""
-        return self.correct + self.incorrect
+        """Rows that produced a scored answer (correct, incorrect or unsure)."""
+        return self.correct + self.incorrect + self.unsure
 
 
 def accuracy_summary(
-    correct: int, incorrect: int, errors: int = 0, *, z: float = Z_95
+    correct: int, incorrect: int, errors: int = 0, *, unsure: int = 0, z: float = Z_95
 ) -> AccuracySummary:
-    """Summarise counts of correct, incorrect and error rows into both accuracies."""
-    valid = correct + incorrect
+    """Summarise counts of correct, incorrect, unsure and error rows into both accuracies."""
+    valid = correct + incorrect + unsure
     total = valid + errors
     return AccuracySummary(
+        unsure=unsure,
         correct=correct,
         incorrect=incorrect,
         errors=errors,
@@ -92,13 +95,15 @@ def accuracy_summary(
 
 
 def summarize_statuses(statuses: Iterable[str], *, z: float = Z_95) -> AccuracySummary:
-    """Count row statuses (`correct` | `incorrect` | `error`) and summarise them."""
-    counts = {"correct": 0, "incorrect": 0, "error": 0}
+    """Count row statuses (`correct` | `incorrect` | `unsure` | `error`) and summarise them."""
+    counts = {"correct": 0, "incorrect": 0, "unsure": 0, "error": 0}
     for status in statuses:
         if status not in counts:
             raise ValueError(f"unknown row status {status!r}")
         counts[status] += 1
-    return accuracy_summary(counts["correct"], counts["incorrect"], counts["error"], z=z)
+    return accuracy_summary(
+        counts["correct"], counts["incorrect"], counts["error"], unsure=counts["unsure"], z=z
+    )
 
 
 def percentile(values: Sequence[float], q: float) -> float:

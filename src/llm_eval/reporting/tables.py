@@ -149,7 +149,7 @@ def accuracy_table(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
         return pd.DataFrame(columns=[*by, *_SUMMARY_COLUMNS])
     groups = frame.groupby(list(by), sort=True, dropna=False)["status"]
     counts = groups.value_counts().unstack(fill_value=0)
-    counts = counts.reindex(columns=["correct", "incorrect", "error"], fill_value=0)
+    counts = counts.reindex(columns=["correct", "incorrect", "unsure", "error"], fill_value=0)
     records = [
         {**dict(zip(by, _as_tuple(key), strict=True)), **_summary_record(row)}
         for key, row in counts.iterrows()
@@ -166,7 +166,10 @@ _SUMMARY_COLUMNS = (
 def _summary_record(counts: pd.Series) -> dict[str, Any]:
     """Accuracy summary of one group's status counts, as flat columns."""
     summary = st.accuracy_summary(
-        int(counts["correct"]), int(counts["incorrect"]), int(counts["error"])
+        int(counts["correct"]),
+        int(counts["incorrect"]),
+        int(counts["error"]),
+        unsure=int(counts["unsure"]),
     )
     return {
         "correct": summary.correct,

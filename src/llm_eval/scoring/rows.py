@@ -29,7 +29,7 @@ def score_row(row: TraceRow) -> TraceRow:
         return row.model_copy(update={"status": "error", "score": None, "error": error})
     score = result.model_copy(update={"scorer": row.scorer})
     return row.model_copy(
-        update={"score": score, "status": "correct" if result.correct else "incorrect"}
+        update={"score": score, "status": result.verdict}
     )
 
 

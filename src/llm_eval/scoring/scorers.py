@@ -764,12 +764,14 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
             method = rule.name if correct else (outcome.method or rule.name)
             return ScoreResult(
                 correct=correct,
+                verdict="correct" if correct else "incorrect",
                 method=method,
                 extracted=ctx.extraction.answer,
                 detail=outcome.detail,
             )
     return ScoreResult(
         correct=False,
+        verdict="incorrect",
         method="no_match",
         extracted=ctx.extraction.answer,
         detail="no rule found the answer",
@@ -872,6 +874,7 @@ def score_key(
         if extraction.rule not in EXPLICIT_RULES:
             return ScoreResult(
                 correct=False,
+                verdict="incorrect",
                 method="truncated",
                 extracted=extraction.answer,
                 detail="the reply was cut off before it committed to an answer",
