@@ -28,9 +28,7 @@ def score_row(row: TraceRow) -> TraceRow:
         error = ErrorInfo(kind="scoring_error", message=message, attempts=row.attempts)
         return row.model_copy(update={"status": "error", "score": None, "error": error})
     score = result.model_copy(update={"scorer": row.scorer})
-    return row.model_copy(
-        update={"score": score, "status": result.verdict}
-    )
+    return row.model_copy(update={"score": score, "status": result.verdict})
 
 
 def score_rows(rows: Iterable[TraceRow]) -> list[TraceRow]:
