@@ -129,7 +129,7 @@ def language_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     band = _band_layers(data, lambda d: _band_bars(d, models, BAR_STEP * 0.6))
     interval = base.mark_rule(color="#222", strokeWidth=2).encode(x="strict_lo:Q", x2="strict_hi:Q")
     caps = _interval_caps(base)
-    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x="label_x:Q", text="text:N")
+    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x=_label_x(band), text="text:N")
     subtitle = _band_subtitle(data, "Black lines: 95% Wilson interval")
     title = _title("Language understanding: accuracy per model", subtitle)
     layers = alt.layer(bars, *band, interval, *caps, text)
@@ -189,7 +189,7 @@ def aimo3_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     interval = base.mark_rule(color="#222", strokeWidth=1.5).encode(
         x="strict_lo:Q", x2="strict_hi:Q"
     )
-    text = base.mark_text(align="left", dx=4, fontSize=10).encode(x="label_x:Q", text="text:N")
+    text = base.mark_text(align="left", dx=4, fontSize=10).encode(x=_label_x(band), text="text:N")
     height = _bars_height(len(modes))
     subtitle = "Same 10 problems in each mode; black lines: 95% Wilson interval"
     title = _title("AIMO3 reference problems: accuracy by mode", _band_subtitle(data, subtitle))
@@ -229,7 +229,7 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
         color=alt.Color("strict_accuracy:Q", title="Accuracy", scale=alt.Scale(domain=[0, 1],
                         scheme="blues"), legend=alt.Legend(format="%")),
-        tooltip=["display", "benchmark", "text", "band"],
+        tooltip=["display", "benchmark", "text", *(["band"] if has_band else [])],
     )  # fmt: skip
     ink = alt.condition("datum.strict_accuracy > 0.6", alt.value("white"), alt.value("black"))
     if has_band:
@@ -319,6 +319,11 @@ def _with_labels(data: pd.DataFrame) -> pd.DataFrame:
         max(hi, high) for hi, high in zip(data["strict_hi"], data["strict_high"], strict=True)
     ]
     return data.assign(text=text, label_x=label_x)
+
+
+def _label_x(band: list[alt.Chart]) -> str:
+    """Where bar labels start: past the interval, and past the band when one is drawn."""
+    return "label_x:Q" if band else "strict_hi:Q"
 
 
 def _band_text(unsure: int, low: float, high: float) -> str:
