@@ -110,6 +110,9 @@ def test_unsure_rows_that_cannot_change_the_outcome_are_not_flagged() -> None:
     # 6 against 8: still Beta ahead, still not resolved.
     text = render_report(alpha_rows(unsure=(1, 2)) + beta_rows(), title="t")
     assert "could reverse" not in _section(text, "Bottom line")
+    assert "as its 2 unsure rows turn out wrong or right" in _section(text, "Bottom line")
+    single = render_report(alpha_rows(unsure=(1,)) + beta_rows(), title="t")
+    assert "as its 1 unsure row turns out wrong or right" in single
     paired = _cells(_section(text, "Paired comparisons"), "Alpha")
     assert (paired[4], paired[5], paired[8]) == ("6", "10", "2 / 0")
     assert not paired[9].endswith("could reverse this")

@@ -89,9 +89,9 @@ def _band_clause(r: Mapping[str, Any]) -> str:
     unsure = int(r["unsure"])
     if not unsure:
         return ""
-    rows = "row" if unsure == 1 else "rows"
+    rows = "row turns" if unsure == 1 else "rows turn"
     band = fmt_band(r["strict_accuracy"], r["strict_high"])
-    return f", {band} as its {unsure} unsure {rows} turn out wrong or right"
+    return f", {band} as its {unsure} unsure {rows} out wrong or right"
 
 
 def _verdict(pair: Mapping[str, Any] | None) -> str:
