@@ -196,7 +196,7 @@ def test_first_repro_runs_every_stage_on_the_full_suite(pipeline: Pipeline) -> N
         lines = (pipeline.repo / f"results/traces/{model}.jsonl").read_text().splitlines()
         assert len(lines) == SUITE_TASKS
         metrics = json.loads((pipeline.repo / f"results/metrics/{model}.json").read_text())
-        assert len(metrics) == 6, "the per-model file is the flat headline only"
+        assert len(metrics) == 8, "the per-model file is the flat headline only"
         details = json.loads((pipeline.repo / f"results/details/{model}.json").read_text())
         assert details["overall"]["total"] == SUITE_TASKS
     summary = json.loads((pipeline.repo / "results/summary.json").read_text())

@@ -103,3 +103,27 @@ def test_same_process_renders_identically(tmp_path: Path) -> None:
     first = render_charts(rows, tmp_path / "a")["benchmark-heatmap"].read_bytes()
     second = render_charts(rows, tmp_path / "b")["benchmark-heatmap"].read_bytes()
     assert first == second
+
+
+def test_the_unsure_band_is_drawn_and_stays_deterministic(tmp_path: Path) -> None:
+    from llm_eval.reporting.charts import BAND_COLOUR, render_charts
+    from tests.reporting.test_report_band import alpha_rows, beta_rows
+
+    rows = alpha_rows() + beta_rows()  # Alpha: 10 unsure language rows, Beta none
+    source = tmp_path / "rows.jsonl"
+    source.write_text("\n".join(r.model_dump_json() for r in rows), encoding="utf-8")
+    here = render_charts(rows, tmp_path / "here")
+    subprocess.run([sys.executable, "-c", RENDER, str(source), str(tmp_path / "there")],
+                   check=True, timeout=120)  # fmt: skip
+    for name, path in here.items():
+        assert path.read_bytes() == (tmp_path / "there" / path.name).read_bytes(), name
+    language = here["language-accuracy"].read_text(encoding="utf-8")
+    assert f'fill="{BAND_COLOUR}"' in language  # the light bar from 50% to 75%
+    assert "50.0% (20/40), 50.0–75.0% with 10 unsure" in language
+    assert "80.0% (32/40)<" in language  # Beta: no band, no band text
+    assert "light: the band if every unsure row were right" in language
+    assert "50–75%: 10 unsure" in here["benchmark-heatmap"].read_text(encoding="utf-8")
+    assert f'stroke="{BAND_COLOUR}"' in here["accuracy-latency"].read_text(encoding="utf-8")
+    sure = render_charts(beta_rows(), tmp_path / "sure")
+    assert not any(BAND_COLOUR in path.read_text(encoding="utf-8") for path in sure.values())
+    assert not any("unsure" in path.read_text(encoding="utf-8") for path in sure.values())

@@ -144,7 +144,9 @@ def test_suite_summary_totals_are_156(report: str) -> None:
     # tokens known, cost unknown on every row: n/a, never $0
     cells = _cells(_table_line(summary, "Real Model"))
     assert cells[-1] == "n/a"
-    assert cells[3] == f"{sum(100 + i for _, (n, _) in SUITE.items() for i in range(n)):,}"
+    assert cells[3] == "0"  # no unsure rows: the band is the accuracy itself
+    assert cells[4] == cells[2].split(" ")[0]
+    assert cells[5] == f"{sum(100 + i for _, (n, _) in SUITE.items() for i in range(n)):,}"
 
 
 def test_suite_table_cells(report: str) -> None:

@@ -73,7 +73,8 @@ def test_language_table_has_a_run_mode_per_model() -> None:
         *_rows("gemma", "sample_math", 5),  # other benchmarks are not in this table
     ]
     table = _section(render_report(rows, title="t"), "Language understanding")
-    assert "| Model | Run mode | Correct | Accuracy | Avg latency | Tokens |" in table
+    headings = "| Model | Run mode | Correct | Accuracy | Unsure | Band (unsure wrong–right) |"
+    assert headings + " Avg latency | Tokens |" in table
     assert "| flash-high | high thinking | 4 / 4 | 100.0% " in table
     assert "| flash-none | thinking disabled | 4 / 4 |" in table
     assert "| gemma | standard | 3 / 4 | 75.0% " in table and "| 200 |" in table

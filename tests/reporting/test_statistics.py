@@ -10,8 +10,10 @@ import pytest
 from llm_eval.reporting.statistics import (
     accuracy_summary,
     align_pairs,
+    align_verdicts,
     clustered_interval,
     compare_paired,
+    compare_verdicts,
     epoch_mean_std,
     majority_vote,
     mcnemar_exact,
@@ -54,6 +56,23 @@ def test_accuracy_summary_valid_and_strict() -> None:
     assert summary.strict_interval == wilson_interval(8, 10)
     empty = accuracy_summary(0, 0, 2)
     assert empty.valid_accuracy is None and empty.strict_accuracy == 0.0
+
+
+def test_the_band_runs_from_all_unsure_wrong_to_all_unsure_right() -> None:
+    # 6 correct, 2 incorrect, 2 unsure, 1 error: 11 rows, 10 answered
+    summary = summarize_statuses(["correct"] * 6 + ["incorrect"] * 2 + ["unsure"] * 2 + ["error"])
+    assert (summary.correct, summary.unsure, summary.total, summary.valid) == (6, 2, 11, 10)
+    assert summary.strict_accuracy == pytest.approx(6 / 11)
+    assert summary.strict_high == pytest.approx(8 / 11)
+    assert summary.valid_accuracy == pytest.approx(6 / 10)
+    assert summary.valid_high == pytest.approx(8 / 10)
+    # the intervals stay around the sure accuracy
+    assert summary.strict_interval == wilson_interval(6, 11)
+    sure = accuracy_summary(3, 1)
+    assert sure.strict_high == sure.strict_accuracy and sure.valid_high == sure.valid_accuracy
+    nothing = accuracy_summary(0, 0, 2)
+    assert nothing.valid_high is None and nothing.strict_high == 0.0
+    assert accuracy_summary(0, 0).strict_high is None
 
 
 def test_summarize_statuses() -> None:
@@ -129,6 +148,51 @@ def test_compare_paired_table() -> None:
     assert result.diff == pytest.approx(8 / 17)
     empty = compare_paired([])
     assert empty.n == 0 and empty.diff is None and empty.p_value == 1.0
+
+
+def test_align_verdicts_keeps_unsure_apart_and_align_pairs_reads_it_as_not_correct() -> None:
+    a = [_Row("b", "t1", 0, "unsure"), _Row("b", "t2", 0, "correct"), _Row("b", "t3", 0, "error")]
+    b = [_Row("b", "t1", 0, "correct"), _Row("b", "t2", 0, "unsure"), _Row("b", "t3", 0, "unsure")]
+    assert align_verdicts(a, b) == [("unsure", "correct"), ("correct", "unsure")]
+    assert align_pairs(a, b) == [(False, True), (True, False)]
+
+
+def test_unsure_rows_that_could_reverse_a_resolved_comparison() -> None:
+    # A ahead 10 to 0 on sure verdicts (p = 2/1024): resolved. B has 10 unsure rows where A
+    # was right: if B's unsure rows are all right, the gap closes to 10 to 10.
+    pairs = [("correct", "correct")] * 20 + [("correct", "incorrect")] * 10
+    pairs += [("correct", "unsure")] * 10 + [("incorrect", "incorrect")] * 5
+    result = compare_verdicts(pairs)
+    plain = compare_paired([(a == "correct", b == "correct") for a, b in pairs])
+    # the table and test read unsure as not correct, like the accuracies
+    assert (result.only_a, result.only_b, result.p_value) == (20, 0, plain.p_value)
+    assert result.diff == plain.diff and result.diff_lo == plain.diff_lo
+    assert (result.unsure_a, result.unsure_b) == (0, 10)
+    assert result.favour_a is not None and result.favour_b is not None
+    assert (result.favour_a.only_a, result.favour_a.only_b) == (20, 0)
+    assert (result.favour_b.only_a, result.favour_b.only_b) == (10, 0)
+    assert result.favour_b.p_value == pytest.approx(mcnemar_exact(10, 0))
+    assert result.favour_b.diff == pytest.approx(10 / 45)
+    assert not result.could_reverse  # still A ahead and resolved at both ends
+    closer = [*pairs[:20], *pairs[25:]]  # 5 sure wins for A, 10 unsure B rows
+    flipped = compare_verdicts(closer)
+    assert flipped.p_value < 0.05
+    assert flipped.favour_b is not None and flipped.favour_b.p_value >= 0.05
+    assert flipped.could_reverse
+
+
+def test_unsure_rows_that_could_flip_who_is_ahead_or_cannot_matter() -> None:
+    # A ahead 3 to 2, not resolved; A's 2 unsure rows could not help B, but B's 2 could put
+    # B ahead: the sign changes, so the unsure rows could reverse the order.
+    pairs = [("correct", "incorrect")] * 3 + [("incorrect", "correct")] * 2
+    pairs += [("correct", "unsure")] * 2 + [("unsure", "correct")] * 2
+    result = compare_verdicts(pairs)
+    assert (result.only_a, result.only_b) == (5, 4)
+    assert result.favour_b is not None and result.favour_b.outcome == (-1, False)
+    assert result.could_reverse
+    sure = compare_verdicts([("correct", "incorrect"), ("incorrect", "incorrect")])
+    assert sure.favour_a is None and sure.favour_b is None and not sure.could_reverse
+    assert sure.unsure_a == sure.unsure_b == 0
 
 
 def test_pass_at_k() -> None:

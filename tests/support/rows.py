@@ -19,16 +19,17 @@ def make_row(
     extracted: str | None = None,
     error_kind: str = "timeout",
     error_message: str = "timed out",
+    source: str = "rule",
     **fields: Any,
 ) -> TraceRow:
     """A valid `TraceRow`; `status` decides whether it carries a verdict or an error.
 
     A correct row extracts `answer`; an incorrect one extracts `extracted` (default
-    `wrong`); an error row has no response and an `ErrorInfo`. Any other TraceRow field can
-    be given as a keyword.
+    `wrong`); an unsure row carries `ScoreResult.unsure` (reason `paraphrase`); an error row
+    has no response and an `ErrorInfo`. `source` says who decided a verdict (`rule`, `human`,
+    `judge`). Any other TraceRow field can be given as a keyword.
     """
     is_error = status == "error"
-    correct = status == "correct"
     values: dict[str, Any] = {
         "run_id": "run-1",
         "model": model,
@@ -47,16 +48,26 @@ def make_row(
         "latency_s": None if is_error else 0.5,
         "status": status,
         "error": ErrorInfo(kind=error_kind, message=error_message) if is_error else None,
-        "score": None
-        if is_error
-        else ScoreResult(
-            correct=correct,
-            method="exact" if correct else "no_match",
-            extracted=answer if correct else (extracted or "wrong"),
-            scorer=scorer,
-        ),
+        "score": None if is_error else _score(status, answer, extracted, scorer, source),
         "started_at": "2026-01-01T00:00:00Z",
         "finished_at": "2026-01-01T00:00:01Z",
     }
     values.update(fields)
     return TraceRow(**values)
+
+
+def _score(
+    status: str, answer: str, extracted: str | None, scorer: str, source: str
+) -> ScoreResult:
+    """The verdict of a row with `status` (correct, incorrect or unsure)."""
+    if status == "unsure":
+        unsure = ScoreResult.unsure("paraphrase", method="open_answer", extracted=extracted)
+        return unsure.model_copy(update={"scorer": scorer, "source": source})
+    correct = status == "correct"
+    return ScoreResult(
+        correct=correct,
+        method="exact" if correct else "no_match",
+        extracted=answer if correct else (extracted or "wrong"),
+        scorer=scorer,
+        source=source,
+    )

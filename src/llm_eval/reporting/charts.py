@@ -3,6 +3,10 @@
 The same rows always give byte-identical files: data are sorted, sort orders are explicit,
 the charts are rendered in one fixed order, and vl-convert's per-process gradient ids are
 renumbered per file. altair and vl_convert load inside the functions that use them.
+
+Where scorers left rows unsure, each accuracy chart draws the band the accuracy could move in
+(all unsure rows wrong .. all right) as a lighter bar or rule past the sure accuracy, and its
+label gives the band; without unsure rows the charts are drawn as before.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llm_eval.reporting import tables as tb
+from llm_eval.reporting.md_format import fmt_band
 from llm_eval.reporting.statistics import percentile
 
 if TYPE_CHECKING:
@@ -43,6 +48,14 @@ LABEL_WRAP = 20
 """Longest line, in characters, of a wrapped model label on the heatmap's x axis."""
 
 SIMULATED = " (simulated)"
+
+MODE_COLOURS = ["#4c78a8", "#f58518", "#54a24b"]
+"""Bar colours of the AIMO3 modes, in mode order."""
+
+BAND_COLOUR = "#a6cbe8"
+"""The lighter blue of the unsure band, beside the bars' #4c78a8."""
+
+BAND_NOTE = "light: the band if every unsure row were right"
 
 
 def render_charts(rows: Sequence[TraceRow], out_dir: Path) -> dict[str, Path]:
@@ -113,11 +126,13 @@ def language_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     bars = base.mark_bar(color="#4c78a8", height=BAR_STEP * 0.6).encode(
         x=x, tooltip=["display", "text"]
     )
+    band = _band_layers(data, lambda d: _band_bars(d, models, BAR_STEP * 0.6))
     interval = base.mark_rule(color="#222", strokeWidth=2).encode(x="strict_lo:Q", x2="strict_hi:Q")
     caps = _interval_caps(base)
-    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x="strict_hi:Q", text="text:N")
-    title = _title("Language understanding: accuracy per model", "Black lines: 95% Wilson interval")
-    layers = alt.layer(bars, interval, *caps, text)
+    text = base.mark_text(align="left", dx=6, fontSize=11).encode(x=_label_x(band), text="text:N")
+    subtitle = _band_subtitle(data, "Black lines: 95% Wilson interval")
+    title = _title("Language understanding: accuracy per model", subtitle)
+    layers = alt.layer(bars, *band, interval, *caps, text)
     return _finish(layers.properties(title=title, width=PLOT_WIDTH, height=_bars_height()))
 
 
@@ -167,19 +182,19 @@ def aimo3_accuracy_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     )  # fmt: skip
     bars = base.mark_bar().encode(
         color=alt.Color("mode:N", sort=modes, title="Mode", legend=_top_legend(),
-                        scale=alt.Scale(domain=modes, range=["#4c78a8", "#f58518", "#54a24b"])),
+                        scale=alt.Scale(domain=modes, range=MODE_COLOURS)),
         tooltip=["display", "mode", "text"],
     )  # fmt: skip
+    band = _band_layers(data, lambda d: _aimo3_band(d, models, modes))
     interval = base.mark_rule(color="#222", strokeWidth=1.5).encode(
         x="strict_lo:Q", x2="strict_hi:Q"
     )
-    text = base.mark_text(align="left", dx=4, fontSize=10).encode(x="strict_hi:Q", text="text:N")
+    text = base.mark_text(align="left", dx=4, fontSize=10).encode(x=_label_x(band), text="text:N")
     height = _bars_height(len(modes))
-    title = _title(
-        "AIMO3 reference problems: accuracy by mode",
-        "Same 10 problems in each mode; black lines: 95% Wilson interval",
-    )
-    chart = alt.layer(bars, interval, text).properties(title=title, width=PLOT_WIDTH, height=height)
+    subtitle = "Same 10 problems in each mode; black lines: 95% Wilson interval"
+    title = _title("AIMO3 reference problems: accuracy by mode", _band_subtitle(data, subtitle))
+    layers = alt.layer(bars, *band, interval, text)
+    chart = layers.properties(title=title, width=PLOT_WIDTH, height=height)
     return _finish(chart)
 
 
@@ -192,8 +207,14 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     data = data.assign(
         text=[f"{int(c)}/{int(t)} [{100 * lo:.0f}–{100 * hi:.0f}%]" for c, t, lo, hi in cells]
     )
+    # A cell with unsure rows gets a second line: its band, in whole percent like the first.
+    bands = zip(data["unsure"], data["strict_accuracy"], data["strict_high"], strict=True)
+    data["band"] = [
+        f"{100 * low:.0f}–{100 * high:.0f}%: {int(u)} unsure" if u else "" for u, low, high in bands
+    ]
+    has_band = bool((data["band"] != "").any())
     data = data.sort_values(["display", "benchmark"])[
-        ["display", "benchmark", "strict_accuracy", "text"]
+        ["display", "benchmark", "strict_accuracy", "text", "band"]
     ]
     models = sorted(data["display"].unique().tolist())
     benchmarks = tb.ordered_benchmarks(data["benchmark"])
@@ -208,19 +229,28 @@ def benchmark_heatmap_chart(frame: pd.DataFrame) -> alt.TopLevelMixin | None:
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
         color=alt.Color("strict_accuracy:Q", title="Accuracy", scale=alt.Scale(domain=[0, 1],
                         scheme="blues"), legend=alt.Legend(format="%")),
-        tooltip=["display", "benchmark", "text"],
+        tooltip=["display", "benchmark", "text", *(["band"] if has_band else [])],
     )  # fmt: skip
-    text = base.mark_text(fontSize=12).encode(
-        text="text:N",
-        color=alt.condition("datum.strict_accuracy > 0.6", alt.value("white"), alt.value("black")),
-    )
-    chart = alt.layer(cells, text).properties(
+    ink = alt.condition("datum.strict_accuracy > 0.6", alt.value("white"), alt.value("black"))
+    if has_band:
+        texts = [
+            base.transform_filter("datum.band == ''").mark_text(fontSize=12)
+            .encode(text="text:N", color=ink),
+            base.transform_filter("datum.band != ''").mark_text(fontSize=12, dy=-8)
+            .encode(text="text:N", color=ink),
+            base.transform_filter("datum.band != ''").mark_text(fontSize=11, dy=8)
+            .encode(text="band:N", color=ink),
+        ]  # fmt: skip
+    else:
+        texts = [base.mark_text(fontSize=12).encode(text="text:N", color=ink)]
+    chart = alt.layer(cells, *texts).properties(
         title=_title(
             "Accuracy per benchmark and model",
-            "Cell text: correct / total rows [95% Wilson interval]",
+            "Cell text: correct / total rows [95% Wilson interval]"
+            + ("; below: the band from the unsure rows" if has_band else ""),
         ),
         width=alt.Step(step),
-        height=alt.Step(34),
+        height=alt.Step(48 if has_band else 34),
     )
     return _finish(chart)
 
@@ -261,6 +291,7 @@ def _tradeoff_chart(
     )  # fmt: skip
     y = alt.Y("strict_accuracy:Q", title="Accuracy (correct / total)", scale=_unit_scale(),
               axis=alt.Axis(format="%", grid=True))  # fmt: skip
+    band = _band_layers(data, lambda d: _tradeoff_band(d, x_field))
     interval = base.mark_rule(color="#222", strokeWidth=1.5).encode(
         y=alt.Y("strict_lo:Q", scale=_unit_scale()), y2="strict_hi:Q"
     )
@@ -268,8 +299,8 @@ def _tradeoff_chart(
         y=y, tooltip=["display", "text"]
     )
     labels = base.mark_text(align="left", dx=8, fontSize=11).encode(y=y, text="display:N")
-    title = _title(heading, f"{subtitle}; black lines: 95% Wilson interval")
-    layers = alt.layer(interval, points, labels)
+    title = _title(heading, _band_subtitle(data, f"{subtitle}; black lines: 95% Wilson interval"))
+    layers = alt.layer(*band, interval, points, labels)
     return _finish(layers.properties(title=title, width=PLOT_WIDTH, height=300))
 
 
@@ -277,12 +308,75 @@ def _tradeoff_chart(
 
 
 def _with_labels(data: pd.DataFrame) -> pd.DataFrame:
-    """Add a `text` column: `85.2% (92/108)` for bar labels."""
+    """Add a `text` column, `85.2% (92/108)` and its band when rows are unsure, and where it
+    goes (`label_x`: past the interval and the band)."""
+    columns = ("strict_accuracy", "correct", "total", "unsure", "strict_high")
     text = [
-        f"{100 * a:.1f}% ({int(c)}/{int(t)})"
-        for a, c, t in zip(data["strict_accuracy"], data["correct"], data["total"], strict=True)
+        f"{100 * a:.1f}% ({int(c)}/{int(t)})" + (f", {_band_text(u, a, high)}" if u else "")
+        for a, c, t, u, high in zip(*(data[c] for c in columns), strict=True)
     ]
-    return data.assign(text=text)
+    label_x = [
+        max(hi, high) for hi, high in zip(data["strict_hi"], data["strict_high"], strict=True)
+    ]
+    return data.assign(text=text, label_x=label_x)
+
+
+def _label_x(band: list[alt.Chart]) -> str:
+    """Where bar labels start: past the interval, and past the band when one is drawn."""
+    return "label_x:Q" if band else "strict_hi:Q"
+
+
+def _band_text(unsure: int, low: float, high: float) -> str:
+    """`58.0–78.0% with 10 unsure`: the band in the report's format."""
+    return f"{fmt_band(low, high)} with {int(unsure)} unsure"
+
+
+def _band_subtitle(data: pd.DataFrame, subtitle: str) -> str:
+    """The subtitle, naming the light band when some group here has unsure rows."""
+    return f"{subtitle}; {BAND_NOTE}" if int(data["unsure"].sum()) else subtitle
+
+
+def _band_layers(data: pd.DataFrame, draw: Callable[[pd.DataFrame], alt.Chart]) -> list[alt.Chart]:
+    """The band layer drawn from the groups with unsure rows, or none: a chart without
+    unsure rows stays exactly as it was."""
+    unsure = data[data["unsure"].astype(int) > 0]
+    return [draw(unsure)] if not unsure.empty else []
+
+
+def _band_bars(data: pd.DataFrame, models: list[str], height: float) -> alt.Chart:
+    """Light bars from the sure accuracy to the accuracy were every unsure row right."""
+    import altair as alt
+
+    bars: alt.Chart = alt.Chart(data).mark_bar(color=BAND_COLOUR, height=height).encode(
+        y=_model_axis(models), x="strict_accuracy:Q", x2="strict_high:Q",
+        tooltip=["display", "text"],
+    )  # fmt: skip
+    return bars
+
+
+def _aimo3_band(data: pd.DataFrame, models: list[str], modes: list[str]) -> alt.Chart:
+    """The band of each mode's bar, in the mode's colour, lighter."""
+    import altair as alt
+
+    bars: alt.Chart = alt.Chart(data).mark_bar(opacity=0.35).encode(
+        y=_model_axis(models),
+        yOffset=alt.YOffset("mode:N", sort=modes),
+        x="strict_accuracy:Q",
+        x2="strict_high:Q",
+        color=alt.Color("mode:N", sort=modes, legend=None,
+                        scale=alt.Scale(domain=modes, range=MODE_COLOURS)),
+    )  # fmt: skip
+    return bars
+
+
+def _tradeoff_band(data: pd.DataFrame, x_field: str) -> alt.Chart:
+    """A wide light rule from a model's sure accuracy up to the top of its band."""
+    import altair as alt
+
+    rule: alt.Chart = alt.Chart(data).mark_rule(color=BAND_COLOUR, strokeWidth=8).encode(
+        x=f"{x_field}:Q", y=alt.Y("strict_accuracy:Q", scale=_unit_scale()), y2="strict_high:Q"
+    )  # fmt: skip
+    return rule
 
 
 def _latency_data(subset: pd.DataFrame) -> pd.DataFrame | None:

@@ -1,31 +1,49 @@
 """Render scored trace rows as one Markdown report.
 
 Every number comes from `reporting.tables` (pandas) and `llm_eval.reporting.statistics`; this module
-only formats. Formatting is uniform: accuracy as a percent with one decimal, intervals as
-`[lo–hi]` in percent, unknown values as `n/a` (never 0).
+only lays the sections out. Formatting lives in `md_format`, the bottom line and the paired
+comparisons in `md_ranking`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.redaction import is_secret_name, redact
 from llm_eval.reporting import tables as tb
-from llm_eval.reporting.plan import StopNote
+from llm_eval.reporting.md_format import (
+    band_note,
+    escape,
+    fmt_accuracy,
+    fmt_band,
+    fmt_cell,
+    fmt_cost,
+    fmt_int,
+    fmt_interval,
+    fmt_pct,
+    fmt_seconds,
+    is_missing,
+    md_table,
+)
+from llm_eval.reporting.md_ranking import (
+    SharedTables,
+    bottom_line_section,
+    paired_section,
+    suite_resolution,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from llm_eval.reporting.plan import RunPlan
+    from llm_eval.reporting.plan import RunPlan, StopNote
     from llm_eval.schemas import TraceRow
+
+BAND_HEADING = "Band (unsure wrong–right)"
+"""Heading of the column giving an accuracy's unsure band."""
 
 LIST_CAP = 200
 """Most rows shown in each of the failed-task lists; the rest are counted, not listed."""
-
-CELL_CAP = 80
-"""Longest free-text cell (answers, error messages) before it is cut with an ellipsis."""
 
 CHART_TITLES: dict[str, str] = {
     "language-accuracy": "Language understanding accuracy per model (95% Wilson interval)",
@@ -35,89 +53,6 @@ CHART_TITLES: dict[str, str] = {
     "accuracy-cost": "Accuracy against cost (whole suite)",
     "accuracy-latency": "Accuracy against p50 latency (whole suite)",
 }
-
-# --------------------------------------------------------------------------- formatting
-
-
-def fmt_pct(value: float | None) -> str:
-    """A proportion as a percent with one decimal, `n/a` when unknown."""
-    return "n/a" if _missing(value) else f"{100 * float(value):.1f}%"  # type: ignore[arg-type]
-
-
-def fmt_interval(lo: float | None, hi: float | None) -> str:
-    """A proportion interval in percent, e.g. `[81.2–95.3]`."""
-    if _missing(lo) or _missing(hi):
-        return "[n/a]"
-    return f"[{100 * float(lo):.1f}–{100 * float(hi):.1f}]"  # type: ignore[arg-type]
-
-
-def fmt_accuracy(value: float | None, lo: float | None, hi: float | None) -> str:
-    """Accuracy followed by its interval: `92.6% [86.0–96.2]`."""
-    return "n/a" if _missing(value) else f"{fmt_pct(value)} {fmt_interval(lo, hi)}"
-
-
-def fmt_cell(row: Mapping[str, Any]) -> str:
-    """A result cell: `correct / total, accuracy [lo–hi]`, plus the error count if any."""
-    text = f"{int(row['correct'])} / {int(row['total'])}, "
-    text += fmt_accuracy(row["strict_accuracy"], row["strict_lo"], row["strict_hi"])
-    return text + (f" ({int(row['errors'])} err)" if int(row["errors"]) else "")
-
-
-def fmt_int(value: float | None) -> str:
-    """An integer count with thousands separators, `n/a` when unknown."""
-    return "n/a" if _missing(value) else f"{int(round(float(value))):,}"  # type: ignore[arg-type]
-
-
-def fmt_seconds(value: float | None) -> str:
-    """A duration in seconds with two decimals."""
-    return "n/a" if _missing(value) else f"{float(value):.2f} s"  # type: ignore[arg-type]
-
-
-def fmt_cost(value: float | None, unknown_rows: int = 0) -> str:
-    """A USD cost; `n/a` when no row knows its cost, `(partial)` when only some do."""
-    if _missing(value):
-        return "n/a"
-    text = f"${float(value):.4f}"  # type: ignore[arg-type]
-    return f"{text} (partial)" if unknown_rows else text
-
-
-def fmt_diff(diff: float | None, lo: float | None, hi: float | None) -> str:
-    """An accuracy difference in percentage points with its interval."""
-    if _missing(diff):
-        return "n/a"
-    return f"{100 * float(diff):+.1f} pp {fmt_interval(lo, hi)}"  # type: ignore[arg-type]
-
-
-def fmt_p(value: float) -> str:
-    """A p-value with four decimals, floored at `<0.0001`."""
-    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
-
-
-def _missing(value: Any) -> bool:
-    """None or NaN (pandas turns None into NaN in numeric columns)."""
-    return value is None or (isinstance(value, float) and value != value)
-
-
-def escape(text: Any) -> str:
-    """Make any value safe inside a Markdown table cell: `|` escaped, newlines folded."""
-    value = "" if _missing(text) else str(text)
-    value = " ".join(value.split())
-    if len(value) > CELL_CAP:
-        value = value[: CELL_CAP - 1] + "…"
-    return value.replace("\\", "\\\\").replace("|", "\\|")
-
-
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub Markdown table; every cell is escaped."""
-    lines = [_md_row(headers), "|" + "|".join("---" for _ in headers) + "|"]
-    lines += [_md_row(row) for row in rows]
-    return "\n".join(lines)
-
-
-def _md_row(cells: Sequence[Any]) -> str:
-    """One escaped table row."""
-    return "| " + " | ".join(escape(cell) for cell in cells) + " |"
-
 
 # --------------------------------------------------------------------------- report
 
@@ -146,16 +81,16 @@ def render_report(
     # The per-model table, the paired tests (a bootstrap per pair of models), the coverage
     # and the suite's resolution serve the bottom line and their own sections: each
     # computed once.
-    shared = _Shared(
+    shared = SharedTables(
         tb.model_table(frame),
         tb.paired_table(frame),
-        _suite_resolution(frame),
+        suite_resolution(frame),
         tb.coverage_table(frame, expected_tasks, plan),
         tuple(plan.stops) if plan else (),
     )
     sections = [
         _header(frame, title),
-        _bottom_line_section(shared),
+        bottom_line_section(shared),
         *_body_sections(frame, expected_tasks, shared),
         _tool_use_section(rows),
     ]
@@ -166,24 +101,8 @@ def render_report(
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
 
 
-@dataclass(frozen=True)
-class _Shared:
-    """What more than one section shows, computed once per report."""
-
-    models: pd.DataFrame
-    """`tables.model_table`: one row per model over the whole suite."""
-    paired: pd.DataFrame
-    """`tables.paired_table`: one row per pair of models."""
-    resolution: str
-    """The suite's minimum detectable difference, as a sentence."""
-    coverage: pd.DataFrame
-    """`tables.coverage_table`: rows, missing rows and completeness per model."""
-    stops: tuple[StopNote, ...] = ()
-    """Runs behind the report that stopped before their plan was done."""
-
-
 def _body_sections(
-    frame: pd.DataFrame, expected: Mapping[str, int] | None, shared: _Shared
+    frame: pd.DataFrame, expected: Mapping[str, int] | None, shared: SharedTables
 ) -> list[str]:
     """Every table section between the header and the charts, in report order."""
     builders: list[Callable[[], str]] = [
@@ -192,7 +111,7 @@ def _body_sections(
         lambda: _summary_section(shared.models),
         lambda: _aimo3_section(frame),
         lambda: _coverage_section(shared.coverage, expected is not None, shared.stops),
-        lambda: _paired_section(shared),
+        lambda: paired_section(shared),
         lambda: _epoch_section(frame),
         lambda: _category_section(frame),
         lambda: _difficulty_section(frame),
@@ -216,11 +135,37 @@ def _header(frame: pd.DataFrame, title: str) -> str:
         "Accuracy is correct / total rows, so an error row counts against it; the error and "
         "coverage table also gives the accuracy over answered rows only. Intervals are 95% "
         "(Wilson for single proportions), in percent.",
+        "",
+        "Only sure verdicts count as correct. An `unsure` row is a reply the scoring rules "
+        "could not settle: it counts as not correct, and the band `low–high` is where the "
+        "accuracy moves once such rows are settled, from all wrong (low, the accuracy "
+        "itself) to all right (high).",
+        "",
+        _verdict_sources_line(frame),
     ]
     simulated = sorted(frame.loc[frame["simulated"], "display"].unique().tolist())
     if simulated:
         lines += ["", _simulated_note(simulated)]
     return "\n".join(lines)
+
+
+def _verdict_sources_line(frame: pd.DataFrame) -> str:
+    """How many verdicts a person's review and an LLM judge gave, each counted apart."""
+    verdicts = int(frame["source"].notna().sum())
+    by_model = tb.verdict_sources(frame)
+    human = sum(counts["human"] for counts in by_model.values())
+    judge = sum(counts["judge"] for counts in by_model.values())
+    if not human and not judge:
+        return f"All {verdicts:,} verdicts come from the scoring rules."
+    line = (
+        f"Of {verdicts:,} verdicts, {human:,} come from a person's review and {judge:,} from "
+        "an LLM judge; the scoring rules gave the rest"
+    )
+    if len(tb.ordered_models(frame)) > 1:
+        parts = [f"{escape(m)}: {c['human']} reviewed, {c['judge']} judged"
+                 for m, c in by_model.items()]  # fmt: skip
+        line += f" ({'; '.join(parts)})"
+    return line + "."
 
 
 def _simulated_note(simulated: Sequence[str]) -> str:
@@ -264,10 +209,12 @@ def _language_section(frame: pd.DataFrame) -> str:
     table = tb.language_table(frame)
     if table.empty:
         return ""
-    headers = ["Model", "Run mode", "Correct", "Accuracy", "Avg latency", "Tokens"]
+    headers = ["Model", "Run mode", "Correct", "Accuracy", "Unsure", BAND_HEADING,
+               "Avg latency", "Tokens"]  # fmt: skip
     body = [
         [r["display"], r["run_mode"], f"{int(r['correct'])} / {int(r['total'])}",
          fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
+         str(int(r["unsure"])), fmt_band(r["strict_accuracy"], r["strict_high"]),
          fmt_seconds(r["latency_mean"]), fmt_int(r["total_tokens"])]
         for r in table.to_dict("records")
     ]  # fmt: skip
@@ -281,8 +228,8 @@ def _language_section(frame: pd.DataFrame) -> str:
 def _summary_section(models: pd.DataFrame) -> str:
     """One row per model over the whole suite: accuracy, tokens, latency, cost."""
     headers = [
-        "Model", "Correct / total", "Accuracy", "Tokens", "Reasoning tokens",
-        "Avg latency", "p50 latency", "p95 latency", "Cost",
+        "Model", "Correct / total", "Accuracy", "Unsure", BAND_HEADING, "Tokens",
+        "Reasoning tokens", "Avg latency", "p50 latency", "p95 latency", "Cost",
     ]  # fmt: skip
     body = [_summary_row(r) for r in models.to_dict("records")]
     note = (
@@ -299,6 +246,8 @@ def _summary_row(r: Mapping[str, Any]) -> list[str]:
         r["display"],
         f"{int(r['correct'])} / {int(r['total'])}",
         fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
+        str(int(r["unsure"])),
+        fmt_band(r["strict_accuracy"], r["strict_high"]),
         fmt_int(r["total_tokens"]),
         fmt_int(r["reasoning_tokens"]),
         fmt_seconds(r["latency_mean"]),
@@ -334,7 +283,8 @@ def _valid_cell(row: Mapping[str, Any]) -> str:
     """`correct / answered, accuracy [lo–hi]` over the rows that did not error."""
     answered = int(row["total"]) - int(row["errors"])
     accuracy = fmt_accuracy(row["valid_accuracy"], row["valid_lo"], row["valid_hi"])
-    return f"{int(row['correct'])} / {answered}, {accuracy}"
+    band = band_note(row["unsure"], row["valid_high"])
+    return f"{int(row['correct'])} / {answered}, {accuracy}{band}"
 
 
 def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNote]) -> str:
@@ -365,7 +315,9 @@ def _coverage_row(r: Mapping[str, Any], checked: bool) -> list[str]:
     if not total:
         return [r["display"], "0", "0", "—", missing, "n/a", "n/a", "**INCOMPLETE**"]
     valid = fmt_accuracy(r["valid_accuracy"], r["valid_lo"], r["valid_hi"])
+    valid += band_note(r["unsure"], r["valid_high"])
     strict = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
+    strict += band_note(r["unsure"], r["strict_high"])
     return [
         r["display"],
         str(int(r["rows"])),
@@ -385,50 +337,6 @@ def _incomplete_note(models: Sequence[str]) -> str:
         f"**INCOMPLETE:** {names}. A model is incomplete when any row ended in an error or a "
         "planned (or expected) row is missing; rerun with `--resume` to fill the gaps."
     )
-
-
-def _paired_section(shared: _Shared) -> str:
-    """Paired McNemar and bootstrap comparison for every pair of models."""
-    table = shared.paired
-    if table.empty:
-        return ""
-    headers = [
-        "Model A", "Model B", "n paired", "Both right", "Only A", "Only B",
-        "Accuracy A − B", "McNemar exact p",
-    ]  # fmt: skip
-    body = [_paired_row(r) for r in table.to_dict("records")]
-    note = (
-        "Rows are paired on benchmark, task and epoch over the whole suite; a pair is left "
-        "out when either row is an error. The difference interval is a paired bootstrap "
-        "(2000 resamples, seed 0). " + shared.resolution
-    )
-    return "## Paired comparisons\n\n" + md_table(headers, body) + "\n\n" + note
-
-
-def _suite_resolution(frame: pd.DataFrame) -> str:
-    """The whole suite's minimum detectable difference, as a sentence."""
-    mdd = tb.suite_detectable_difference(frame)
-    if mdd is None:
-        return "With this few tasks no difference is resolvable at 80% power."
-    return (
-        f"Over the whole suite ({tb.suite_size(frame)} tasks), differences smaller than "
-        f"{100 * mdd:.1f} pp are not resolvable here (80% power, 5% two-sided); per "
-        "benchmark, see the section below."
-    )
-
-
-def _paired_row(r: Mapping[str, Any]) -> list[str]:
-    """Cells of one pair's comparison row."""
-    return [
-        r["model_a"],
-        r["model_b"],
-        str(int(r["n"])),
-        str(int(r["both"])),
-        str(int(r["only_a"])),
-        str(int(r["only_b"])),
-        fmt_diff(r["diff"], r["diff_lo"], r["diff_hi"]),
-        fmt_p(float(r["p"])),
-    ]
 
 
 def _epoch_section(frame: pd.DataFrame) -> str:
@@ -598,84 +506,7 @@ def _row_list(rows: pd.DataFrame, columns: list[tuple[str, str]], what: str) -> 
 
 def _list_cell(value: Any) -> str:
     """A list cell: `—` for an absent value (e.g. nothing extracted)."""
-    return "—" if _missing(value) else str(value)
-
-
-# --------------------------------------------------------------------------- bottom line
-
-
-def _bottom_line_section(shared: _Shared) -> str:
-    """Models ranked by strict accuracy, and which neighbours the paired test tells apart."""
-    table = shared.models.sort_values(
-        ["strict_accuracy", "display"], ascending=[False, True], kind="stable"
-    )
-    records = table.to_dict("records")
-    coverage = {r["display"]: r for r in shared.coverage.to_dict("records")}
-    lines = ["## Bottom line", ""]
-    lines += _stopped_lines(shared.stops)
-    for rank, r in enumerate(records, start=1):
-        accuracy = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
-        mark = _incomplete_mark(coverage.get(r["display"]))
-        lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy{mark}")
-    lines += [
-        f"- **{escape(name)}**: no row at all{_incomplete_mark(c)}"
-        for name, c in coverage.items()
-        if not c["rows"]
-    ]
-    if len(records) < 2:
-        return "\n".join(lines)
-    comparisons = shared.paired.to_dict("records")
-    paired = {frozenset((p["model_a"], p["model_b"])): p for p in comparisons}
-    lines.append("")
-    for upper, lower in zip(records, records[1:], strict=False):
-        pair = paired.get(frozenset((upper["display"], lower["display"])))
-        if pair is None or not pair["n"]:
-            verdict = "no paired rows to compare"
-        elif float(pair["p"]) < 0.05:
-            verdict = f"resolved (McNemar exact {_p_clause(float(pair['p']))})"
-        else:
-            verdict = (
-                f"**not resolved** (McNemar exact {_p_clause(float(pair['p']))}): "
-                "treat them as tied on this suite"
-            )
-        lines.append(f"- {escape(upper['display'])} ahead of {escape(lower['display'])}: {verdict}")
-    lines += ["", shared.resolution]
-    return "\n".join(lines)
-
-
-def _stopped_lines(stops: Sequence[StopNote]) -> list[str]:
-    """A line per run that stopped early: why, when, and how to complete it."""
-    lines = []
-    for stop in stops:
-        line = (
-            f"**INCOMPLETE: the run into `{escape(stop.results)}` {stop.reason()} at {stop.at}.**"
-        )
-        if stop.resume_command:
-            line += f" Complete it with `{stop.resume_command}`."
-        lines += [line, ""]
-    return lines
-
-
-def _incomplete_mark(coverage: Mapping[str, Any] | None) -> str:
-    """` — **INCOMPLETE**: 40 of 156 rows done (missing ...; 3 error rows)`, or nothing."""
-    if coverage is None or coverage["complete"]:
-        return ""
-    rows, missing = int(coverage["rows"]), int(coverage["missing_total"])
-    planned = coverage["planned"]
-    planned = int(planned) if planned is not None and planned == planned else rows + missing
-    parts = []
-    if missing:
-        listed = ", ".join(f"{name}: {n}" for name, n in coverage["missing"].items())
-        parts.append(f"missing {listed}")
-    if int(coverage["errors"]):
-        parts.append(f"{int(coverage['errors'])} error rows")
-    return f" — **INCOMPLETE**: {rows} of {planned} rows done ({'; '.join(parts)})"
-
-
-def _p_clause(p: float) -> str:
-    """`p = 0.0312`, or `p < 0.0001` for the smallest values."""
-    text = fmt_p(p)
-    return f"p < {text[1:]}" if text.startswith("<") else f"p = {text}"
+    return "—" if is_missing(value) else str(value)
 
 
 # --------------------------------------------------------------------------- tool use

@@ -3,7 +3,9 @@
 
 Both accuracies come from `statistics.accuracy_summary`, the one place that defines them:
 `strict_accuracy` = correct / total (an error row counts as not correct) and
-`valid_accuracy` = correct / (correct + incorrect) (error rows left out).
+`valid_accuracy` = correct / (correct + incorrect + unsure) (error rows left out). Both
+count sure-correct rows only; `unsure` rows (the rules could not settle them) give each its
+band, up to `strict_accuracy_high` / `valid_accuracy_high` were every unsure row right.
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ def benchmark_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
 
 HEADLINE_KEYS = (
     "strict_accuracy",
+    "strict_accuracy_high",
     "valid_accuracy",
+    "unsure",
     "errors",
     "tokens",
     "cost_usd",
     "p50_latency_s",
 )
-"""One model's headline, in this order: the only numbers declared as DVC metrics."""
+"""One model's headline, in this order: the only numbers declared as DVC metrics. Of the
+band only its top and the unsure count, so `dvc exp show` stays narrow."""
 
 
 def headline_metrics(
@@ -50,7 +55,9 @@ def headline_metrics(
     costs = [row.usage.cost_usd for row in rows if row.usage.cost_usd is not None]
     return {
         "strict_accuracy": detail["strict_accuracy"],
+        "strict_accuracy_high": detail["strict_accuracy_high"],
         "valid_accuracy": detail["valid_accuracy"],
+        "unsure": detail["unsure"],
         "errors": detail["errors"],
         "tokens": detail["tokens"],
         "cost_usd": _rounded(sum(costs)) if costs else None,
@@ -73,6 +80,8 @@ def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
             {
                 "model": redact(group[0].model_label or model),
                 "strict_accuracy": detail["strict_accuracy"],
+                "strict_accuracy_high": detail["strict_accuracy_high"],
+                "unsure": detail["unsure"],
                 "ci_low": detail["strict_ci_low"],
                 "ci_high": detail["strict_ci_high"],
                 "cost_usd": headline["cost_usd"],  # unknown stays null: no point at $0
@@ -90,7 +99,8 @@ def _by_model(rows: Iterable[TraceRow]) -> dict[str, list[TraceRow]]:
 
 
 def row_metrics(rows: list[TraceRow]) -> dict[str, Any]:
-    """Counts, both accuracies with 95% Wilson intervals, tokens and mean latency of rows."""
+    """Counts, both accuracies with 95% Wilson intervals and the tops of their bands,
+    tokens and mean latency of rows."""
     summary = accuracy_summary(
         sum(row.status == "correct" for row in rows),
         sum(row.status == "incorrect" for row in rows),
@@ -105,9 +115,11 @@ def row_metrics(rows: list[TraceRow]) -> dict[str, Any]:
         "strict_accuracy": _rounded(summary.strict_accuracy),
         "strict_ci_low": _rounded(summary.strict_interval[0]),
         "strict_ci_high": _rounded(summary.strict_interval[1]),
+        "strict_accuracy_high": _rounded(summary.strict_high),
         "valid_accuracy": _rounded(summary.valid_accuracy),
         "valid_ci_low": _rounded(summary.valid_interval[0]),
         "valid_ci_high": _rounded(summary.valid_interval[1]),
+        "valid_accuracy_high": _rounded(summary.valid_high),
         "correct": summary.correct,
         "incorrect": summary.incorrect,
         "errors": summary.errors,

@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 Z_95 = 1.959964
 """Two-sided 95% normal quantile, used by every interval in this module."""
+
+SIGNIFICANCE = 0.05
+"""Two-sided level at which a paired test calls a difference resolved."""
 
 
 class RowLike(Protocol):
@@ -56,6 +59,11 @@ class AccuracySummary:
     `valid_accuracy` ignores error rows (correct / (correct + incorrect)): what the model
     scores when it answers. `strict_accuracy` counts errors as wrong (correct / total): what
     a user of the run gets. Accuracies are None when their denominator is zero.
+
+    Both count only sure-correct rows, so each is the low end of a band: the `unsure` rows
+    (replies the rules could not settle) might all be wrong, giving the accuracy itself, or
+    all right, giving `strict_high` / `valid_high`. The band is where the accuracy can move
+    once someone settles them; the Wilson intervals stay around the sure accuracy.
     """
 
     correct: int
@@ -73,6 +81,16 @@ class AccuracySummary:
     def valid(self) -> int:
         """Rows that produced a scored answer (correct, incorrect or unsure)."""
         return self.correct + self.incorrect + self.unsure
+
+    @property
+    def strict_high(self) -> float | None:
+        """Strict accuracy if every unsure row were right: (correct + unsure) / total."""
+        return (self.correct + self.unsure) / self.total if self.total else None
+
+    @property
+    def valid_high(self) -> float | None:
+        """Valid-subset accuracy if every unsure row were right: (correct + unsure) / valid."""
+        return (self.correct + self.unsure) / self.valid if self.valid else None
 
 
 def accuracy_summary(
@@ -171,7 +189,13 @@ def paired_bootstrap_diff(
 
 
 def align_pairs(rows_a: Iterable[RowLike], rows_b: Iterable[RowLike]) -> list[tuple[bool, bool]]:
-    """Pair two models' verdicts on the same (benchmark, task_id, epoch), sorted by that key.
+    """Pair two models' verdicts on the same (benchmark, task_id, epoch), sorted by that key,
+    as (A correct, B correct); an unsure row is not correct. See `align_verdicts`."""
+    return [(a == "correct", b == "correct") for a, b in align_verdicts(rows_a, rows_b)]
+
+
+def align_verdicts(rows_a: Iterable[RowLike], rows_b: Iterable[RowLike]) -> list[tuple[str, str]]:
+    """Pair two models' row statuses on the same (benchmark, task_id, epoch), sorted by it.
 
     A pair where either row is an error is left out: an error is not a wrong answer, so
     counting it would test the infrastructure rather than the models. Keys present for only
@@ -183,18 +207,40 @@ def align_pairs(rows_a: Iterable[RowLike], rows_b: Iterable[RowLike]) -> list[tu
     return [(verdicts_a[key], verdicts_b[key]) for key in shared]
 
 
-def _verdicts_by_key(rows: Iterable[RowLike]) -> dict[tuple[str, str, int], bool]:
-    """Map each non-error row's (benchmark, task_id, epoch) to whether it was correct."""
+def _verdicts_by_key(rows: Iterable[RowLike]) -> dict[tuple[str, str, int], str]:
+    """Map each non-error row's (benchmark, task_id, epoch) to its status."""
     return {
-        (row.benchmark, row.task_id, int(row.epoch)): row.status == "correct"
+        (row.benchmark, row.task_id, int(row.epoch)): str(row.status)
         for row in rows
         if row.status != "error"
     }
 
 
 @dataclass(frozen=True, slots=True)
+class PairedExtreme:
+    """The paired test with the unsure rows settled one way: discordant counts, the
+    accuracy difference A - B and McNemar's p."""
+
+    only_a: int
+    only_b: int
+    diff: float
+    p_value: float
+
+    @property
+    def outcome(self) -> tuple[int, bool]:
+        """Who is ahead (+1 A, -1 B, 0 tied) and whether McNemar resolves it."""
+        return _outcome(self.only_a, self.only_b, self.p_value)
+
+
+@dataclass(frozen=True, slots=True)
 class PairedComparison:
-    """Paired outcome of models A and B on shared tasks: the 2x2 table and its tests."""
+    """Paired outcome of models A and B on shared tasks: the 2x2 table and its tests.
+
+    The table and tests read an unsure row as not correct, like the accuracies (the low end
+    of each model's band). `favour_a` re-reads A's unsure rows as right and B's as wrong,
+    `favour_b` the reverse: the two ends between which settling the unsure rows can move
+    the comparison. Both are None when no paired row is unsure.
+    """
 
     n: int
     both: int
@@ -205,6 +251,26 @@ class PairedComparison:
     diff_lo: float | None
     diff_hi: float | None
     p_value: float
+    unsure_a: int = 0
+    """Paired rows where A's verdict is unsure."""
+    unsure_b: int = 0
+    """Paired rows where B's verdict is unsure."""
+    favour_a: PairedExtreme | None = None
+    favour_b: PairedExtreme | None = None
+
+    @property
+    def could_reverse(self) -> bool:
+        """Whether settling the unsure rows could change who is ahead or whether the test
+        resolves the gap: either end of the band has another outcome than the table."""
+        here = _outcome(self.only_a, self.only_b, self.p_value)
+        ends = (self.favour_a, self.favour_b)
+        return any(end is not None and end.outcome != here for end in ends)
+
+
+def _outcome(only_a: int, only_b: int, p_value: float) -> tuple[int, bool]:
+    """(sign of A - B, resolved at `SIGNIFICANCE`) of a paired table."""
+    sign = (only_a > only_b) - (only_a < only_b)
+    return sign, p_value < SIGNIFICANCE
 
 
 def compare_paired(
@@ -227,6 +293,48 @@ def compare_paired(
         diff=diff,
         diff_lo=lo,
         diff_hi=hi,
+        p_value=mcnemar_exact(only_a, only_b),
+    )
+
+
+def compare_verdicts(
+    pairs: Sequence[tuple[str, str]], *, n_resamples: int = 2000, seed: int = 0
+) -> PairedComparison:
+    """`compare_paired` on aligned status pairs (unsure read as not correct), with the two
+    ends of the unsure band when any paired row is unsure.
+
+    At each end only the discordant counts move, so the end's McNemar p and difference are
+    exact; no bootstrap is drawn for them.
+    """
+    main = compare_paired(
+        [(a == "correct", b == "correct") for a, b in pairs], n_resamples=n_resamples, seed=seed
+    )
+    unsure_a = sum(a == "unsure" for a, _ in pairs)
+    unsure_b = sum(b == "unsure" for _, b in pairs)
+    if not unsure_a and not unsure_b:
+        return main
+    return replace(
+        main,
+        unsure_a=unsure_a,
+        unsure_b=unsure_b,
+        favour_a=_extreme(pairs, favour_a=True),
+        favour_b=_extreme(pairs, favour_a=False),
+    )
+
+
+def _extreme(pairs: Sequence[tuple[str, str]], *, favour_a: bool) -> PairedExtreme:
+    """The paired table with the favoured model's unsure rows right and the other's wrong."""
+    settled = [
+        (a == "correct" or (favour_a and a == "unsure"),
+         b == "correct" or (not favour_a and b == "unsure"))
+        for a, b in pairs
+    ]  # fmt: skip
+    only_a = sum(1 for x, y in settled if x and not y)
+    only_b = sum(1 for x, y in settled if y and not x)
+    return PairedExtreme(
+        only_a=only_a,
+        only_b=only_b,
+        diff=(only_a - only_b) / len(pairs),
         p_value=mcnemar_exact(only_a, only_b),
     )
 

@@ -47,7 +47,7 @@ GREEK_TOGETHER = "Greek sets together"
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "model", "display", "simulated", "benchmark", "task_id", "category", "epoch", "status",
-    "answer", "extracted", "method", "latency_s", "total_tokens", "reasoning_tokens",
+    "answer", "extracted", "method", "source", "latency_s", "total_tokens", "reasoning_tokens",
     "cost_usd", "cost_source", "error_kind", "error_message", "difficulty", "run_mode",
 )  # fmt: skip
 
@@ -81,6 +81,7 @@ def _row_record(row: TraceRow, display: str) -> dict[str, Any]:
         "answer": row.answer,
         "extracted": row.score.extracted if row.score else None,
         "method": row.score.method if row.score else None,
+        "source": row.score.source if row.score else None,
         "latency_s": row.latency_s,
         "total_tokens": row.usage.total_tokens,
         "reasoning_tokens": row.usage.reasoning_tokens,
@@ -142,7 +143,8 @@ def ordered_models(frame: pd.DataFrame) -> list[str]:
 
 
 def accuracy_table(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Status counts per group with strict and valid-subset accuracy and Wilson intervals."""
+    """Status counts per group with strict and valid-subset accuracy, their Wilson intervals
+    and the tops of their unsure bands (`strict_high`, `valid_high`)."""
     import pandas as pd
 
     if frame.empty:
@@ -158,8 +160,8 @@ def accuracy_table(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 
 _SUMMARY_COLUMNS = (
-    "correct", "incorrect", "errors", "total", "strict_accuracy", "strict_lo", "strict_hi",
-    "valid_accuracy", "valid_lo", "valid_hi",
+    "correct", "incorrect", "unsure", "errors", "total", "strict_accuracy", "strict_lo",
+    "strict_hi", "strict_high", "valid_accuracy", "valid_lo", "valid_hi", "valid_high",
 )  # fmt: skip
 
 
@@ -174,14 +176,17 @@ def _summary_record(counts: pd.Series) -> dict[str, Any]:
     return {
         "correct": summary.correct,
         "incorrect": summary.incorrect,
+        "unsure": summary.unsure,
         "errors": summary.errors,
         "total": summary.total,
         "strict_accuracy": summary.strict_accuracy,
         "strict_lo": summary.strict_interval[0],
         "strict_hi": summary.strict_interval[1],
+        "strict_high": summary.strict_high,
         "valid_accuracy": summary.valid_accuracy,
         "valid_lo": summary.valid_interval[0],
         "valid_hi": summary.valid_interval[1],
+        "valid_high": summary.valid_high,
     }
 
 
@@ -379,16 +384,18 @@ def coverage_table(
                 "errors_by_kind": _error_kinds(group),
                 "missing": missing,
                 "missing_total": sum(missing.values()),
-                **{
-                    c: row[c]
-                    for c in ("correct", "total", "strict_accuracy", "strict_lo", "strict_hi")
-                },
-                **{c: row[c] for c in ("valid_accuracy", "valid_lo", "valid_hi")},
+                **{c: row[c] for c in _COVERAGE_ACCURACY},
                 "complete": int(row["errors"]) == 0 and not any(missing.values()),
             }
         )
     records += _unstarted_models(frame, plan)
     return pd.DataFrame.from_records(records)
+
+
+_COVERAGE_ACCURACY = (
+    "correct", "unsure", "total", "strict_accuracy", "strict_lo", "strict_hi", "strict_high",
+    "valid_accuracy", "valid_lo", "valid_hi", "valid_high",
+)  # fmt: skip
 
 
 def _unstarted_models(frame: pd.DataFrame, plan: RunPlan | None) -> list[dict[str, Any]]:
@@ -399,9 +406,10 @@ def _unstarted_models(frame: pd.DataFrame, plan: RunPlan | None) -> list[dict[st
     return [
         {"display": model, "planned": plan.total(model), "rows": 0, "errors": 0,
          "errors_by_kind": {}, "missing": dict(benchmarks),
-         "missing_total": sum(benchmarks.values()), "correct": 0, "total": 0,
-         "strict_accuracy": None, "strict_lo": None, "strict_hi": None,
-         "valid_accuracy": None, "valid_lo": None, "valid_hi": None, "complete": False}
+         "missing_total": sum(benchmarks.values()), "correct": 0, "unsure": 0, "total": 0,
+         "strict_accuracy": None, "strict_lo": None, "strict_hi": None, "strict_high": None,
+         "valid_accuracy": None, "valid_lo": None, "valid_hi": None, "valid_high": None,
+         "complete": False}
         for model, benchmarks in sorted(plan.planned.items())
         if model not in seen
     ]  # fmt: skip
@@ -440,24 +448,30 @@ def _error_kinds(group: pd.DataFrame) -> dict[str, int]:
 
 
 def paired_table(frame: pd.DataFrame, *, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """McNemar and bootstrap comparison for every pair of models over the whole suite."""
+    """McNemar and bootstrap comparison for every pair of models over the whole suite, with
+    the comparison at both ends of the unsure band (`statistics.compare_verdicts`)."""
     import pandas as pd
 
     models = ordered_models(frame)
     by_model = {m: list(frame[frame["display"] == m].itertuples(index=False)) for m in models}
     records = []
     for a, b in itertools.combinations(models, 2):
-        pairs = st.align_pairs(by_model[a], by_model[b])
-        result = st.compare_paired(pairs, n_resamples=n_resamples, seed=seed)
+        pairs = st.align_verdicts(by_model[a], by_model[b])
+        result = st.compare_verdicts(pairs, n_resamples=n_resamples, seed=seed)
         records.append({"model_a": a, "model_b": b, **_paired_record(result)})
     return pd.DataFrame.from_records(records, columns=["model_a", "model_b", *_PAIRED_COLUMNS])
 
 
-_PAIRED_COLUMNS = ("n", "both", "only_a", "only_b", "neither", "diff", "diff_lo", "diff_hi", "p")
+_PAIRED_COLUMNS = (
+    "n", "both", "only_a", "only_b", "neither", "diff", "diff_lo", "diff_hi", "p",
+    "unsure_a", "unsure_b", "diff_favour_a", "p_favour_a", "diff_favour_b", "p_favour_b",
+    "could_reverse",
+)  # fmt: skip
 
 
 def _paired_record(result: st.PairedComparison) -> dict[str, Any]:
-    """Flat columns of one paired comparison."""
+    """Flat columns of one paired comparison; the band's ends are None without unsure rows."""
+    ends = {"a": result.favour_a, "b": result.favour_b}
     return {
         "n": result.n,
         "both": result.both,
@@ -468,7 +482,22 @@ def _paired_record(result: st.PairedComparison) -> dict[str, Any]:
         "diff_lo": result.diff_lo,
         "diff_hi": result.diff_hi,
         "p": result.p_value,
+        "unsure_a": result.unsure_a,
+        "unsure_b": result.unsure_b,
+        **{f"diff_favour_{k}": end.diff if end else None for k, end in ends.items()},
+        **{f"p_favour_{k}": end.p_value if end else None for k, end in ends.items()},
+        "could_reverse": result.could_reverse,
     }
+
+
+def verdict_sources(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per model, the verdicts a person's review (`human`) and an LLM judge (`judge`) gave;
+    the rules gave the rest. Models with neither are left out."""
+    decided = frame[frame["source"].isin(["human", "judge"])]
+    found: dict[str, dict[str, int]] = {}
+    for (display, source), n in decided.groupby(["display", "source"]).size().items():
+        found.setdefault(str(display), {"human": 0, "judge": 0})[str(source)] = int(n)
+    return dict(sorted(found.items()))
 
 
 # --------------------------------------------------------------------------- epochs

@@ -12,7 +12,8 @@ stage of one `dvc repro` / `dvc exp run` shares):
 - params: the model's settings flattened (`model.*`), `runner.*`, `run.benchmarks`, with
   anything named like a key, token or secret left out and every value redacted;
 - metrics `<benchmark>/<metric>` (accuracy, strict_accuracy, correct, errors, total, tokens,
-  mean_latency_s, ...), and for `report` `<model>/<metric>` (also on the parent);
+  mean_latency_s, unsure, strict_accuracy_high, ...), and for `report` `<model>/<metric>`
+  (also on the parent): the same numbers as the metrics files, unsure band included;
 - the per-task table (`tasks/<model>.json`, `MlflowClient.log_table`), the trace / scored
   JSONL, metrics JSON, report and charts as artifacts;
 - for `run`: one MLflow trace per row, with a span per LLM call and per tool call, written
