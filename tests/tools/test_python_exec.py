@@ -220,9 +220,9 @@ async def test_each_call_starts_with_an_empty_private_workdir() -> None:
     second = await run_python(code, FAST)
     # A checkout under /tmp has its interpreter's paths bound into the private /tmp: their
     # top folder is all it may hold before the code writes anything.
-    bound = sorted(
-        {arg.split("/")[2] for arg in command._interpreter_view() if arg.startswith("/tmp/")}
-    )
+    view = command._interpreter_view()
+    targets = [view[i + 2] for i, arg in enumerate(view) if arg in ("--ro-bind", "--symlink")]
+    bound = sorted({arg.split("/")[2] for arg in targets if arg.startswith("/tmp/")})
     assert first.stdout == second.stdout == f"/sandbox ['main.py'] {bound}\n", first.stderr
 
 
@@ -596,6 +596,7 @@ async def test_a_machine_where_bwrap_cannot_run_gets_a_clear_error(
         "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
     )
     refusing.chmod(0o755)
+    tmp_path.chmod(0o755)  # bwrap's own folder must be open to the call's uid, as site-packages is
     monkeypatch.setattr(command, "bwrap_path", lambda: str(refusing))
     marker = tmp_path / "ran"
     with pytest.raises(SandboxUnavailableError) as raised:
