@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import time
 from collections.abc import Iterator
 
+from llm_eval.tools.python_exec.budget import MemoryBudget, shared_budget
 from llm_eval.tools.python_exec.capture import OutputCapture, process_exited, wait_for_exit
 from llm_eval.tools.python_exec.cgroups import CallCgroups, call_cgroups
 from llm_eval.tools.python_exec.command import SandboxUnavailableError, bwrap_command
@@ -31,13 +33,22 @@ _READER_GRACE_S = 1.0
 _DEFAULT_LIMITS = PythonExecLimits()
 
 
-async def run_python(code: str, limits: PythonExecLimits = _DEFAULT_LIMITS) -> PythonExecResult:
+async def run_python(
+    code: str, limits: PythonExecLimits = _DEFAULT_LIMITS, budget: MemoryBudget | None = None
+) -> PythonExecResult:
     """Run `code` in a fresh bwrap sandbox and collect its output.
 
-    Never raises for anything the code does. Raises `SandboxUnavailableError` when bwrap is
-    missing or cannot build the sandbox on this machine: the code is never run unsandboxed.
-    Safe to run many calls concurrently.
+    The call first reserves its `memory_mb` in `budget` (by default the process's shared
+    one) and may wait for room there. Never raises for anything the code does. Raises
+    `SandboxUnavailableError` when bwrap is missing or cannot build the sandbox on this
+    machine: the code is never run unsandboxed. Safe to run many calls concurrently.
     """
+    async with (budget or shared_budget()).reserve(limits.memory_mb) as waited_s:
+        result = await _run_sandboxed(code, limits)
+    return dataclasses.replace(result, budget_wait_s=waited_s)
+
+
+async def _run_sandboxed(code: str, limits: PythonExecLimits) -> PythonExecResult:
     started = time.monotonic()
     async with call_cgroups(limits) as groups:
         with _code_file(code) as code_fd, _info_pipe() as info:
@@ -61,7 +72,7 @@ async def run_python(code: str, limits: PythonExecLimits = _DEFAULT_LIMITS) -> P
         timed_out=kill == "timeout",
         truncated=capture.truncated,
         duration_s=time.monotonic() - started,
-        isolation=(*BASE_ISOLATION, *groups.applied),
+        isolation=(*BASE_ISOLATION, *groups.applied, "memory_budget"),
         kill_reason=kill_text(kill, limits),
     )
 
