@@ -245,3 +245,13 @@ async def test_a_child_that_cannot_become_the_sandbox_user_runs_nothing(
         f"cannot reach failed: binding {tmp_path / 'missing'}: No such file or directory"
     ), str(raised.value)
     assert not marker.exists()
+
+
+async def test_a_machine_without_known_keyring_calls_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(platform, "machine", lambda: "sparc64")
+    marker = tmp_path / "ran"
+    with pytest.raises(SandboxUnavailableError, match="keyctl's syscall number on sparc64"):
+        await run_python(f"open({str(marker)!r}, 'w').write('x')", LIMITS)
+    assert not marker.exists()
