@@ -33,6 +33,7 @@ from llm_eval.tools.python_exec import (
     command,
     run_python,
 )
+from llm_eval.tools.python_exec import cgroups as cgroups_module
 from llm_eval.tools.python_exec.cgroups import _hierarchies
 
 pytestmark = pytest.mark.timeout(60)
@@ -567,7 +568,13 @@ async def test_only_the_call_s_private_directories_are_writable() -> None:
     assert set(seen["writable"]) <= {seen["cwd"], "/tmp", "/dev/shm"}, seen["writable"]
 
 
-async def test_process_limit_holds_for_the_call() -> None:
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroups", "rlimit-only"])
+async def test_process_limit_holds_for_the_call(
+    cgroups: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without cgroups RLIMIT_NPROC alone holds: the call is never host root, whom it spares.
+    if not cgroups:
+        monkeypatch.setattr(cgroups_module, "_hierarchies", lambda: ())
     code = (
         "import os, time\n"
         "started = 0\n"
@@ -582,8 +589,7 @@ async def test_process_limit_holds_for_the_call() -> None:
         "print(started, flush=True)\n"
     )
     result = await run_python(code, PythonExecLimits(timeout_s=10.0, max_processes=8))
-    if os.geteuid() == 0 and "pids_cgroup" not in result.isolation:
-        pytest.skip("as root without a pids cgroup, RLIMIT_NPROC does not apply")
+    assert cgroups or "pids_cgroup" not in result.isolation
     assert int(result.stdout) < 8, result.stdout + result.stderr
 
 
