@@ -48,9 +48,10 @@ def drops_privileges() -> bool:
 class ChildSetup:
     """What the forked child does before it execs bwrap (a `preexec_fn`, run as the harness).
 
-    Only async-signal-tolerant work happens here: writes to files, and syscalls through
-    functions looked up before the fork. A failure is written to stderr and ends the child
-    with `SETUP_FAILED`: nothing then runs, and certainly not as root.
+    Only small work that takes no lock another thread could have held at the fork: writes
+    to files, and syscalls through libc functions looked up before the fork. A failure is
+    written to stderr and ends the child with `SETUP_FAILED`: nothing then runs, and
+    certainly not as root.
     """
 
     cgroup_procs: tuple[str, ...]
@@ -74,15 +75,16 @@ class ChildSetup:
                 os.setresuid(SANDBOX_HOST_ID, SANDBOX_HOST_ID, SANDBOX_HOST_ID)
             step = "joining a new session keyring"
             _join_new_session_keyring(self.keyctl)
-        except OSError as exc:
-            os.write(2, f"python_exec: {step} failed: {exc.strerror or exc}\n".encode())
+        except Exception as exc:  # any failure: the child must not go on to exec
+            reason = getattr(exc, "strerror", None) or exc
+            os.write(2, f"python_exec: {step} failed: {reason}\n".encode())
             os._exit(SETUP_FAILED)
 
 
 def child_setup(cgroup_procs: Sequence[str]) -> ChildSetup:
     """The setup of one call's child; raises `HostUserError` where it cannot be done."""
     drop = drops_privileges()
-    prepare()
+    _look_up_libc_functions()
     return ChildSetup(
         cgroup_procs=tuple(cgroup_procs),
         staged=tuple(_STAGE.binds) if drop else (),
@@ -206,7 +208,7 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def prepare() -> None:
+def _look_up_libc_functions() -> None:
     """Look up the libc functions the child calls, so the child does no dynamic lookup."""
     libc = _libc()
     for name in ("unshare", "mount", "syscall"):
