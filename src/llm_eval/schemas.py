@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from llm_eval.scoring.result import AnswerKey, ScoreResult
 
@@ -188,6 +196,31 @@ class ToolConfig(_Strict):
     tmpfs_mb: int | None = Field(
         None, gt=0, description="Size of each of the call's work directory, /tmp, /dev/shm (MB)."
     )
+    memory_budget_mb: int | None = Field(
+        None,
+        gt=0,
+        validate_default=True,
+        description="MB all calls in flight may reserve together, each its memory_mb; a call "
+        "waits for room. None: half of this machine's memory.",
+    )
+
+    @field_validator("memory_budget_mb")
+    @classmethod
+    def _budget_fits_one_call(cls, value: int | None, info: ValidationInfo) -> int | None:
+        memory_mb = info.data.get("memory_mb")
+        budget = value if value is not None else default_memory_budget_mb()
+        if isinstance(memory_mb, int) and memory_mb > budget:
+            source = "" if value is not None else ", by default half of this machine's memory"
+            raise ValueError(
+                f"memory_budget_mb ({budget} MB{source}) is less than memory_mb ({memory_mb} "
+                "MB): no call could ever start; raise memory_budget_mb or lower memory_mb"
+            )
+        return value
+
+
+def default_memory_budget_mb() -> int:
+    """Half of this machine's physical memory, in MB: the sandboxes' budget by default."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (2 * 1024 * 1024)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -338,6 +371,9 @@ class ToolCallRecord(BaseModel):
     error: str | None = Field(None, description="Why the call could not run, if it could not.")
     duration_s: float | None = None
     isolation: list[str] = Field(default_factory=list, description="Sandbox measures applied.")
+    budget_wait_s: float | None = Field(
+        None, description="Seconds the call waited for room in the sandboxes' memory budget."
+    )
     refused: bool = Field(
         False, description="The benchmark does not offer this tool, so the call did not run."
     )

@@ -44,7 +44,8 @@ def test_list_config_shows_models_benchmarks_prompts_tools() -> None:
     result = llm_eval("list-config", env={"COLUMNS": "200"})
     assert result.returncode == 0, result.stderr
     for needle in ("mock-varied", "openrouter-gemma-4-31b-it-nitro", "language_understanding",
-                   "108", "hard_math_multi_round", "python_exec"):  # fmt: skip
+                   "108", "hard_math_multi_round", "python_exec", "memory_budget_mb",
+                   "(half the RAM)"):  # fmt: skip
         assert needle in result.stdout
 
 

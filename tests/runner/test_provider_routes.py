@@ -89,6 +89,7 @@ def comparable(row: TraceRow) -> dict[str, Any]:
             call.pop(key)
     for call in data["tool_calls"]:
         call.pop("duration_s")
+        call.pop("budget_wait_s")  # waits for the sandboxes' memory budget are timing too
     if data["error"] is not None:
         assert data["error"].pop("message")
     return data

@@ -7,6 +7,7 @@ from __future__ import annotations
 from llm_eval.config.loading import AppConfig
 from llm_eval.providers.registry import is_simulated
 from llm_eval.redaction import redact
+from llm_eval.schemas import default_memory_budget_mb
 
 
 def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
@@ -47,9 +48,12 @@ def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
         system = Text(" ".join((prompt.system or "").split()), no_wrap=True)
         system.truncate(max(room, 10), overflow="ellipsis")
         prompts.add_row(name, str(len(prompt.followups)), system)
-    tools = table("Tools", "tool", "enabled", "timeout s", "memory MB")
+    tools = table("Tools", "tool", "enabled", "timeout s", "memory MB", "memory_budget_mb")
     for name, tool in config.tools.items():
-        tools.add_row(name, str(tool.enabled), str(tool.timeout_s), str(tool.memory_mb))
+        budget = tool.memory_budget_mb or default_memory_budget_mb()
+        source = "" if tool.memory_budget_mb else " (half the RAM)"
+        tools.add_row(name, str(tool.enabled), str(tool.timeout_s), str(tool.memory_mb),
+                      f"{budget}{source}")  # fmt: skip
     for grid in (models, benchmarks, prompts, tools):
         console.print(grid)
         console.print()

@@ -540,6 +540,12 @@ def _tool_use_section(rows: Sequence[TraceRow]) -> str:
         "the error and may try again. Compare the Python-tools AIMO3 mode with the single-turn "
         "one above to see whether the tool helps."
     )
+    waits = [r.budget_wait_s for row in rows for r in row.tool_calls if r.budget_wait_s]
+    if waits:
+        note += (
+            f" {len(waits)} tool calls waited for room in the sandboxes' shared memory budget "
+            f"(`memory_budget_mb`), {sum(waits):.1f} s in all."
+        )
     return "## Tool use\n\n" + md_table(headers, body) + "\n\n" + note
 
 

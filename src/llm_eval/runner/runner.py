@@ -676,15 +676,18 @@ def simulated_clock(row: TraceRow) -> TraceRow:
     """`row` with a run id and times that depend only on its simulated content.
 
     The run id names the model and its settings; each call starts when the previous one
-    ended, from `SIMULATED_EPOCH`; slot waits and tool durations (real wall time) are left
-    out.
+    ended, from `SIMULATED_EPOCH`; slot waits, tool durations and budget waits (real wall
+    time) are left out.
     """
     cursor = SIMULATED_EPOCH
     calls = []
     for record in row.calls:
         calls.append(record.model_copy(update={"started_at": _stamp(cursor), "queue_s": 0.0}))
         cursor += timedelta(seconds=record.latency_s)
-    tools = [record.model_copy(update={"duration_s": None}) for record in row.tool_calls]
+    tools = [
+        record.model_copy(update={"duration_s": None, "budget_wait_s": None})
+        for record in row.tool_calls
+    ]
     return row.model_copy(
         update={
             "run_id": f"simulated-{row.model}-{_digest(row.settings)}",

@@ -42,6 +42,7 @@ class ToolOutcome:
 
     content: str
     isolation: tuple[str, ...] = ()
+    budget_wait_s: float | None = None  # a sandboxed tool's wait for its memory budget
 
 
 # Each tool's schema and runner; tools in other modules of this folder register when the
@@ -61,7 +62,7 @@ def register_tool(name: str, schema: dict[str, Any]) -> Callable[[ToolRunner], T
 
 @register_tool("python_exec", PYTHON_EXEC_SCHEMA)
 async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> ToolOutcome:
-    from llm_eval.tools.python_exec import PythonExecLimits, run_python
+    from llm_eval.tools.python_exec import PythonExecLimits, run_python, shared_budget
 
     code = arguments.get("code")
     if not isinstance(code, str) or not code.strip():
@@ -76,8 +77,10 @@ async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> T
         output_bytes=settings.output_bytes,
         tmpfs_mb=settings.tmpfs_mb,
     )
-    result = await run_python(code, limits)
-    return ToolOutcome(result.to_tool_content(), tuple(result.isolation))
+    result = await run_python(code, limits, shared_budget(settings.memory_budget_mb))
+    return ToolOutcome(
+        result.to_tool_content(), tuple(result.isolation), round(result.budget_wait_s, 4)
+    )
 
 
 def registered_tool_names() -> list[str]:
@@ -127,6 +130,7 @@ class ToolRegistry:
                 "result": redact(outcome.content),
                 "duration_s": round(time.perf_counter() - started, 4),
                 "isolation": list(outcome.isolation),
+                "budget_wait_s": outcome.budget_wait_s,
             }
         )
 

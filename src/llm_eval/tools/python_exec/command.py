@@ -3,8 +3,9 @@
 Nothing of the host is visible unless listed here: the system's `/usr` (and the `/bin`,
 `/lib*`, `/sbin` links into it), the interpreter's prefix and the virtualenv's site-packages,
 all read-only; fresh `/proc` and `/dev`; and three private, size-capped tmpfs (the working
-directory, `/tmp`, `/dev/shm`). Every namespace is new (no network), the code runs as an
-unprivileged uid with no capabilities, and `--disable-userns` stops it from making a user
+directory, `/tmp`, `/dev/shm`); `/proc/sys` is read-only and there is no `/sys`. Every
+namespace is new (no network), the code runs as an unprivileged uid with no capabilities
+(on the host too: see `host_user`), and `--disable-userns` stops it from making a user
 namespace of its own, which is what any further mount or namespace would need.
 """
 
@@ -19,12 +20,17 @@ import sysconfig
 from pathlib import Path
 
 from llm_eval.errors import LlmEvalError
+from llm_eval.tools.python_exec.host_user import reachable_path
 from llm_eval.tools.python_exec.limits import MIB, SCRATCH_MOUNTS, PythonExecLimits
 
 WORKDIR = SCRATCH_MOUNTS[0]
 CODE_PATH = f"{WORKDIR}/main.py"
 SANDBOX_UID = 65534  # "nobody": owns nothing on any host
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Kernel settings and switches under /proc, read-only over the fresh /proc: bwrap covers them
+# only when the directory itself is writable, and /proc/sys's files are writable in a dir
+# that is not.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 # Each BLAS thread counts as a process and reserves address space: one unless chosen.
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
@@ -54,7 +60,7 @@ def bwrap_command(
 ) -> list[str]:
     """bwrap, its allow-list, and the bootstrap that runs the code file under `rlimits`."""
     return [
-        bwrap_path(),
+        reachable_path(bwrap_path()),
         *_namespaces(),
         *_system_view(),
         # The scratch tmpfs first: a checkout (and its venv) under /tmp is then bound on top of
@@ -80,14 +86,18 @@ def _namespaces() -> list[str]:
 
 
 def _system_view() -> list[str]:
-    """/usr read-only, the root links into it, fresh /proc and a read-only minimal /dev."""
+    """/usr read-only, the root links into it, fresh /proc (its kernel settings read-only)
+    and a read-only minimal /dev. No /sys."""
     args = ["--ro-bind", "/usr", "/usr"]
     for path in _SYSTEM_LINKS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    return [*args, "--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc"]
+    for path in _PROC_READ_ONLY:
+        args += ["--ro-bind-try", path, path]
+    return [*args, "--dev", "/dev"]
 
 
 @functools.cache
@@ -105,10 +115,11 @@ def _interpreter_view() -> tuple[str, ...]:
     args: list[str] = []
     for tree in sorted(real):
         if not any(tree.startswith(other + "/") for other in real):
-            args += ["--ro-bind", tree, tree]
+            args += ["--ro-bind", reachable_path(tree), tree]
     if sys.prefix != sys.base_prefix:
         config = os.path.join(sys.prefix, "pyvenv.cfg")
-        args += ["--ro-bind", config, config, "--symlink", _real_interpreter(), sys.executable]
+        args += ["--ro-bind", reachable_path(config), config]
+        args += ["--symlink", _real_interpreter(), sys.executable]
     return tuple(args)
 
 

@@ -28,6 +28,7 @@ class PythonExecResult:
     duration_s: float
     isolation: tuple[str, ...]
     kill_reason: str | None = None
+    budget_wait_s: float = 0.0  # waiting for room in the sandboxes' memory budget
 
     def to_tool_content(self) -> str:
         """Compact text handed back to the model as the tool result."""

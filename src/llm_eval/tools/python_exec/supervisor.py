@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import time
 from collections.abc import Iterator
 
+from llm_eval.tools.python_exec.budget import MemoryBudget, shared_budget
 from llm_eval.tools.python_exec.capture import OutputCapture, process_exited, wait_for_exit
 from llm_eval.tools.python_exec.cgroups import CallCgroups, call_cgroups
 from llm_eval.tools.python_exec.command import SandboxUnavailableError, bwrap_command
+from llm_eval.tools.python_exec.host_user import SETUP_FAILED, HostUserError, child_setup
 from llm_eval.tools.python_exec.limits import PythonExecLimits, rlimits
 from llm_eval.tools.python_exec.result import PythonExecResult, exit_status, kill_text
 
@@ -19,12 +22,9 @@ from llm_eval.tools.python_exec.result import PythonExecResult, exit_status, kil
 BASE_ISOLATION = (
     "bwrap", "allow_list", "no_network", "no_user_namespaces", "pid_namespace",
     "ipc_namespace", "private_tmp", "workdir_tmpfs", "read_only_root", "clean_env",
-    "die_with_parent", "new_session", "rlimits",
+    "die_with_parent", "new_session", "rlimits", "unprivileged_host_uid",
+    "own_session_keyring", "read_only_proc_sys",
 )  # fmt: skip
-# Puts the shell into the call's cgroups, then becomes bwrap, so everything bwrap starts is
-# counted from its first instruction on.
-_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-_JOIN_FAILED = 125
 # After the call ends or is killed, pipes close when the last holder dies; this bounds the
 # wait in case something still holds them.
 _READER_GRACE_S = 1.0
@@ -33,13 +33,22 @@ _READER_GRACE_S = 1.0
 _DEFAULT_LIMITS = PythonExecLimits()
 
 
-async def run_python(code: str, limits: PythonExecLimits = _DEFAULT_LIMITS) -> PythonExecResult:
+async def run_python(
+    code: str, limits: PythonExecLimits = _DEFAULT_LIMITS, budget: MemoryBudget | None = None
+) -> PythonExecResult:
     """Run `code` in a fresh bwrap sandbox and collect its output.
 
-    Never raises for anything the code does. Raises `SandboxUnavailableError` when bwrap is
-    missing or cannot build the sandbox on this machine: the code is never run unsandboxed.
-    Safe to run many calls concurrently.
+    The call first reserves its `memory_mb` in `budget` (by default the process's shared
+    one) and may wait for room there. Never raises for anything the code does. Raises
+    `SandboxUnavailableError` when bwrap is missing or cannot build the sandbox on this
+    machine: the code is never run unsandboxed. Safe to run many calls concurrently.
     """
+    async with (budget or shared_budget()).reserve(limits.memory_mb) as waited_s:
+        result = await _run_sandboxed(code, limits)
+    return dataclasses.replace(result, budget_wait_s=waited_s)
+
+
+async def _run_sandboxed(code: str, limits: PythonExecLimits) -> PythonExecResult:
     started = time.monotonic()
     async with call_cgroups(limits) as groups:
         with _code_file(code) as code_fd, _info_pipe() as info:
@@ -63,7 +72,7 @@ async def run_python(code: str, limits: PythonExecLimits = _DEFAULT_LIMITS) -> P
         timed_out=kill == "timeout",
         truncated=capture.truncated,
         duration_s=time.monotonic() - started,
-        isolation=(*BASE_ISOLATION, *groups.applied),
+        isolation=(*BASE_ISOLATION, *groups.applied, "memory_budget"),
         kill_reason=kill_text(kill, limits),
     )
 
@@ -118,10 +127,12 @@ def _info_pipe() -> Iterator[_InfoPipe]:
 async def _spawn(
     command: list[str], groups: CallCgroups, fds: tuple[int, ...]
 ) -> asyncio.subprocess.Process:
-    """Start bwrap (through a shell that joins the call's cgroups first, if there are any)."""
-    if groups.procs_files:
-        joins = [str(path) for path in groups.procs_files]
-        command = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", *joins, "--", *command]
+    """Start bwrap as the call's host user, already in the call's cgroups (see `host_user`),
+    so everything bwrap starts is counted from its first instruction on."""
+    try:
+        setup = child_setup([str(path) for path in groups.procs_files])
+    except HostUserError as exc:
+        raise SandboxUnavailableError(str(exc)) from exc
     try:
         return await asyncio.create_subprocess_exec(
             *command,
@@ -131,6 +142,7 @@ async def _spawn(
             env={},
             start_new_session=True,
             pass_fds=fds,
+            preexec_fn=setup,
         )
     except OSError as exc:
         raise SandboxUnavailableError(f"python_exec cannot start bwrap: {exc}") from exc
@@ -168,8 +180,8 @@ async def _finish_readers(readers: list[asyncio.Task[None]]) -> None:
 
 def _failure_text(return_code: int, stderr: str) -> str:
     """One line on why the sandbox could not be built."""
-    if return_code == _JOIN_FAILED:
-        return "python_exec could not move the call into its cgroup"
     lines = [line for line in stderr.splitlines() if line.strip()]
+    if return_code == SETUP_FAILED and lines and lines[-1].startswith("python_exec: "):
+        return f"python_exec cannot start a call as an unprivileged user: {lines[-1][13:]}"
     detail = lines[-1] if lines else f"bwrap exited with {return_code}"
     return f"python_exec cannot build its bwrap sandbox on this machine: {detail}"
