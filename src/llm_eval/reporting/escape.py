@@ -83,7 +83,8 @@ def table_cell(markdown: str) -> str:
     """Markdown made safe as one GFM table cell: on one line, every `|` escaped.
 
     Text from `md_text` is unchanged (its pipes are escaped already); inside a code span GFM
-    removes the backslash again, so the span still shows `|`."""
+    removes the backslash again, so the span still shows `|`. (GFM cannot show an odd run of
+    backslashes before a `|` in a cell's code span: it shows one backslash fewer.)"""
     return _TABLE_PIPE.sub(r"\1\\|", " ".join(markdown.split()))
 
 
