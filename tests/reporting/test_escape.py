@@ -40,6 +40,14 @@ def test_text_in_a_list_item_renders_as_itself(text: str) -> None:
     assert shown == f"{plain(text)} after".strip()
 
 
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.sampled_from(["(x)", "[x]", ": x", "]", ""]))
+def test_text_right_before_the_reports_own_text_stays_text(text: str, after: str) -> None:
+    tags, shown = _rendered(f"{md_text(text)}{after}")
+    assert set(tags) <= {"p"}
+    assert shown == f"{plain(text)}{after}".strip()
+
+
 def _cell(markdown: str) -> tuple[list[str], str]:
     """The element names and the cell's text of a one-cell table holding `markdown`."""
     parts = parse_html(RENDERER.render(f"| h |\n|---|\n| {table_cell(markdown)} |"))
@@ -70,6 +78,9 @@ def test_block_starts_and_emphasis_are_escaped_and_names_stay_readable() -> None
     assert md_text("language_understanding") == "language_understanding"
     assert md_text("_em_ *em*") == "\\_em\\_ \\*em\\*"
     assert md_text("<b>&amp;</b>") == "&lt;b&gt;&amp;amp;&lt;/b&gt;"
+    assert md_text("R&D [local] a<b") == "R&D [local] a&lt;b"
+    assert md_text("Llama [A]") == "Llama [A\\]"  # the report's text may follow
+    assert md_text("[x] y") == "\\[x] y" and md_text("x [a](b)") == "x [a\\](b)"
 
 
 def test_table_cells_escape_each_unescaped_pipe_once() -> None:

@@ -14,16 +14,26 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-_MARKDOWN_PUNCTUATION = re.compile(r"[\\`*\[\]|~]")
-"""Characters that start inline Markdown anywhere in a line (code, emphasis, links,
-strikethrough) or split a table cell; each gets a backslash."""
+_MARKDOWN_PUNCTUATION = re.compile(r"[\\`*|~]")
+"""Characters that start inline Markdown anywhere in a line (code, emphasis, strikethrough)
+or split a table cell; each gets a backslash."""
 
 _FLANKING_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 """An `_` not between two letters or digits: only these can open or close emphasis, so
 `language_understanding` stays as typed."""
 
-_BLOCK_START = re.compile(r"^(?:[#+\-=]|\d{1,9}(?=[.)]))")
-"""What turns the start of a list item into a heading, a nested list or a rule."""
+_LINK_BRACKET = re.compile(r"\](?=[(\[:]|$)")
+"""A `]` that makes a link, an image or a link definition: before `(`, `[` or `:`, or last
+(the report's own text follows it). `[A]` in a name stays as typed."""
+
+_CHARACTER_REFERENCE = re.compile(
+    r"&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)"
+)
+"""An `&` that a renderer would decode with what follows (`&lt;`); `R&D` stays as typed."""
+
+_BLOCK_START = re.compile(r"^(?:[#+\-=\[]|\d{1,9}(?=[.)]))")
+"""What turns the start of a list item into a heading, a nested list, a rule or a task
+checkbox."""
 
 _TABLE_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
 """A `|` after an even number of backslashes: GFM splits the table row there."""
@@ -46,12 +56,15 @@ def plain(value: Any, cap: int | None = None) -> str:
 
 
 def md_text(value: Any, cap: int | None = None) -> str:
-    """Markdown that renders as `value`'s text: `&`, `<`, `>` as entities (every renderer
-    decodes them, none reads them as markup), inline punctuation backslash-escaped, and a
-    leading `#`, `-`, `+`, `=` or `1.` escaped so a list item cannot become a heading."""
-    text = html.escape(plain(value, cap), quote=False)
+    """Markdown that renders as `value`'s text: `<`, `>` (and an `&` that would start an
+    entity) as entities, which every renderer decodes and none reads as markup; inline
+    punctuation backslash-escaped; a leading `#`, `-`, `+`, `=`, `[` or `1.` escaped so a list
+    item cannot become a heading or a checkbox."""
+    text = _CHARACTER_REFERENCE.sub("&amp;", plain(value, cap))
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
     text = _MARKDOWN_PUNCTUATION.sub(lambda m: "\\" + m.group(0), text)
     text = _FLANKING_UNDERSCORE.sub(r"\\_", text)
+    text = _LINK_BRACKET.sub(r"\\]", text)
     match = _BLOCK_START.match(text)
     if match is None:
         return text

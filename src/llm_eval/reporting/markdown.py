@@ -140,7 +140,7 @@ def render_report(
     configured prices and their source) go into the run metadata section.
     """
     if not rows:
-        return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
+        return f"# {md_text(title)}\n\nNo trace rows were given, so there is nothing to report.\n"
     frame = tb.rows_frame(rows)
     # The per-model table, the paired tests (a bootstrap per pair of models), the coverage
     # and the suite's resolution serve the bottom line and their own sections: each
