@@ -350,7 +350,7 @@ def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNo
     if incomplete:
         lines += ["", _incomplete_note(incomplete)]
     if stops:
-        lines += ["", *(f"- {md_code(s.results)}: {escape(s.reason())} at {escape(s.at)}."
+        lines += ["", *(f"- {md_code(s.results)}: {md_text(s.reason())} at {md_text(s.at)}."
                         for s in stops)]  # fmt: skip
     if not checked:
         lines += ["", "No expected task counts were given, so missing tasks were not checked."]
@@ -542,7 +542,7 @@ def _charts_section(chart_paths: Mapping[str, str]) -> str:
     """The charts as Markdown images, known charts first in their fixed order."""
     names = [n for n in CHART_TITLES if n in chart_paths]
     names += sorted(set(chart_paths) - set(CHART_TITLES))
-    images = [f"![{escape(CHART_TITLES.get(n, n))}]({md_url(chart_paths[n])})" for n in names]
+    images = [f"![{md_text(CHART_TITLES.get(n, n))}]({md_url(chart_paths[n])})" for n in names]
     return "## Charts\n\n" + "\n\n".join(images)
 
 
@@ -656,8 +656,8 @@ def _stopped_lines(stops: Sequence[StopNote]) -> list[str]:
     lines = []
     for stop in stops:
         line = (
-            f"**INCOMPLETE: the run into {md_code(stop.results)} {escape(stop.reason())} "
-            f"at {escape(stop.at)}.**"
+            f"**INCOMPLETE: the run into {md_code(stop.results)} {md_text(stop.reason())} "
+            f"at {md_text(stop.at)}.**"
         )
         if stop.resume_command:
             line += f" Complete it with {md_code(stop.resume_command)}."
@@ -733,7 +733,7 @@ def _metadata_section(
     dates = f"{real[0]} to {real[-1]}" if real and real[0] != real[-1] else (real or ["—"])[0]
     lines = ["## Run metadata", ""]
     lines.append(
-        f"- Rows finished (real models): {escape(dates)}; simulated models keep no wall clock"
+        f"- Rows finished (real models): {md_text(dates)}; simulated models keep no wall clock"
     )
     labels = {
         "git_commit": "Last commit of the code and settings (src/, configs/, data/, params.yaml)",
