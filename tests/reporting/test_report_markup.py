@@ -96,10 +96,3 @@ def test_elements_are_those_of_a_report_with_plain_text(hostile: PageParts) -> N
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_quoted_text_reads_as_it_was(hostile: PageParts, attack: str) -> None:
     assert attack in "".join(hostile.text)
-
-
-def test_a_reply_full_of_backticks_stays_one_code_span() -> None:
-    reply = "``` ` `` x"
-    rows = [make_row(status="incorrect", extracted=reply), make_row(status="correct", task_id="t2")]
-    html = _as_html(render_report(rows, title="t"))
-    assert reply in [text for text in html.text]
