@@ -7,6 +7,7 @@ from pathlib import Path
 
 from llm_eval.config.validation import validate
 from tests.conftest import REPO
+from tests.support.catalog import add_models
 from tests.support.suite import SUITE_COUNTS
 
 
@@ -145,3 +146,23 @@ def test_model_problems_point_into_the_model_catalog(config_copy: Path) -> None:
     assert any(t.startswith(f"{catalog}:{line}: models.mock-flaky.seed") for t in rendered), (
         rendered
     )
+
+
+def test_a_label_holding_markup_is_refused_at_its_line(config_copy: Path) -> None:
+    """A label is a name: one that opens a tag or a comment is refused; `<` and `&` in an
+    ordinary name are not (the report and the plots quote every label as text)."""
+    catalog = add_models(
+        config_copy,
+        {
+            "tagged": {"provider": "mock", "model": "mock/varied",
+                       "label": "Fast </script><img src=x onerror=alert(1)>"},
+            "commented": {"provider": "mock", "model": "mock/varied", "label": "x <!-- y"},
+            "ordinary": {"provider": "mock", "model": "mock/varied", "label": "R&D <8B> model"},
+        },
+    )  # fmt: skip
+    rendered = [str(p) for p in validate(str(config_copy)).problems]
+    for name, label in (("tagged", "Fast </script>"), ("commented", "x <!--")):
+        line = _line_of(catalog, label)
+        expected = f"{catalog}:{line}: model '{name}': label holds markup"
+        assert any(text.startswith(expected) for text in rendered), rendered
+    assert not any("ordinary" in text for text in rendered), rendered

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from llm_eval.reporting.escape import plot_label
+from llm_eval.reporting.metrics import write_plot_data
 from llm_eval.reporting.plots_page import PAGE_PATH, page_html, vega_bundle
 from tests.conftest import REPO
 from tests.pipeline.test_dvc_pipeline import copy_pipeline, dvc
+from tests.support.markup import ATTACKS, parse_html
+from tests.support.rows import make_row
 
 REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']?(https?:)?//", re.I)
 
 
-def shown_page(tmp_path: Path) -> str:
-    """`dvc plots show` in a copy of the pipeline holding the committed plots data."""
+def shown_page(tmp_path: Path, labels: Sequence[str] = ()) -> str:
+    """`dvc plots show` in a copy of the pipeline holding the committed plots data, or the
+    plots data the report stage writes for models with `labels`."""
     repo = copy_pipeline(tmp_path / "llm-eval")
     for name in [
         "results/plots/models.json",
@@ -26,6 +33,9 @@ def shown_page(tmp_path: Path) -> str:
     ]:
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, repo / name)
+    if labels:
+        rows = [make_row(model=f"m{i}", model_label=label) for i, label in enumerate(labels)]
+        write_plot_data(repo / "results/plots/models.json", rows)
     dvc(repo, "plots", "show", "--out", "shown")
     return (repo / "shown" / "index.html").read_text(encoding="utf-8")
 
@@ -37,6 +47,19 @@ def test_plots_page_inlines_vega_and_loads_no_script_from_the_web(tmp_path: Path
     assert "window.vegaEmbed=" in page  # the inlined bundle defines what the divs call
     assert page.count("vegaEmbed('#") == 3  # the three data plots of dvc.yaml
     assert "{plot_divs}" not in page and "{scripts}" not in page
+
+
+def test_a_label_holding_markup_adds_no_element_or_script_to_the_page(tmp_path: Path) -> None:
+    """A label's `</script>` cannot end the data block DVC writes it into, nor a `<!--`
+    swallow the page: the page has the elements of the page of plain labels."""
+    plain = parse_html(shown_page(tmp_path / "plain"))
+    hostile = parse_html(shown_page(tmp_path / "hostile", ATTACKS))
+    assert hostile.tags == plain.tags
+    scripts = [dict(e.attrs) for e in hostile.elements if e.tag == "script"]
+    assert len(scripts) == 4 and not any("src" in attrs for attrs in scripts)
+    assert not hostile.handler_attributes()
+    data = "".join(hostile.scripts)
+    assert all(json.dumps(plot_label(label)) in data for label in ATTACKS)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")

@@ -11,6 +11,7 @@ import pytest
 
 from llm_eval.reporting.charts import CHART_NAMES
 from llm_eval.schemas import TraceRow
+from tests.support.markup import HTML_ATTACKS
 from tests.support.rows import make_row
 from tests.support.suite import SUITE_COUNTS as SUITE
 
@@ -127,3 +128,36 @@ def test_the_unsure_band_is_drawn_and_stays_deterministic(tmp_path: Path) -> Non
     sure = render_charts(beta_rows(), tmp_path / "sure")
     assert not any(BAND_COLOUR in path.read_text(encoding="utf-8") for path in sure.values())
     assert not any("unsure" in path.read_text(encoding="utf-8") for path in sure.values())
+
+
+def _svg_parts(out: Path) -> tuple[set[str], list[tuple[str, str]], str]:
+    """Element names, `on...` attributes and text of every SVG chart in `out`."""
+    names: set[str] = set()
+    handlers: list[tuple[str, str]] = []
+    text: list[str] = []
+    for path in sorted(out.glob("*.svg")):
+        for element in ET.parse(path).iter():
+            names.add(element.tag.rpartition("}")[2])
+            handlers += [(element.tag, k) for k in element.attrib if k.lower().startswith("on")]
+            text.append(element.text or "")
+    return names, handlers, " ".join(text)
+
+
+def test_a_label_holding_markup_is_text_in_the_svg(tmp_path: Path) -> None:
+    from llm_eval.reporting.charts import render_charts
+
+    def rows(labels: list[str]) -> list[TraceRow]:
+        return [
+            _row(f"m/{i}", label, False, benchmark, t, "correct" if t else "incorrect")
+            for i, label in enumerate(labels)
+            for benchmark in ("language_understanding", "aimo3_reference")
+            for t in range(3)
+        ]
+
+    render_charts(rows(list(HTML_ATTACKS)), tmp_path / "hostile")
+    plain = [f"a plain label long enough to wrap on the axis {i}" for i in range(3)]
+    render_charts(rows(plain), tmp_path / "plain")
+    names, handlers, text = _svg_parts(tmp_path / "hostile")
+    assert names == _svg_parts(tmp_path / "plain")[0]
+    assert not handlers and not names & {"script", "foreignObject", "image", "a"}
+    assert all(label in text for label in HTML_ATTACKS)

@@ -99,9 +99,9 @@ def execute_report(
     print(f"wrote {output} ({len(rows)} rows)")
     charts = [output.parent / p for p in (chart_paths or {}).values()]
     if plots_data is not None:
-        from llm_eval.reporting.metrics import plot_records
+        from llm_eval.reporting.metrics import write_plot_data
 
-        dump_json(plots_data, plot_records(rows))
+        write_plot_data(plots_data, rows)
     _track_report(rows, output, charts, summary, config_root)
     return 0
 

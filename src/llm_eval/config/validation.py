@@ -52,6 +52,7 @@ def validate(root: str = ".") -> ValidationReport:
     report.problems.extend(_duplicate_keys(config))
     report.problems.extend(_name_problems(config))
     report.problems.extend(_model_problems(config))
+    report.problems.extend(_label_problems(config))
     report.problems.extend(_selection_problems(config))
     report.problems.extend(_benchmark_problems(config))
     report.warnings.extend(_outside_root_warnings(config))
@@ -145,6 +146,27 @@ def _model_problems(config: AppConfig) -> list[Problem]:
                 keys = ("models", name, key) if key else ("models", name)
                 problems.append(_problem(config, MODELS_FILE, keys, f"model {name!r}: {message}"))
     return problems
+
+
+MARKUP_RE = re.compile(r"<[A-Za-z/!?]")
+"""What HTML reads as the start of a tag, an end tag, a comment or a declaration. `<` before
+anything else (`<8B`, `a < b`) and `&` stay allowed in a label."""
+
+
+def _label_problems(config: AppConfig) -> list[Problem]:
+    """Labels that hold markup: reports and plots quote a label as text, but a label is a
+    name, and one that opens a tag is a mistake or an attack on a page that shows it."""
+    return [
+        _problem(
+            config,
+            MODELS_FILE,
+            ("models", name, "label"),
+            f"model {name!r}: label holds markup ({found.group(0)!r}): write it without "
+            "'<' before a letter, '/', '!' or '?'",
+        )
+        for name, model in config.models.items()
+        if model.label and (found := MARKUP_RE.search(model.label))
+    ]
 
 
 def _selection_problems(config: AppConfig) -> list[Problem]:

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from llm_eval.redaction import is_secret_name, redact
 from llm_eval.reporting import tables as tb
+from llm_eval.reporting.escape import html_text, md_code, md_text, md_url
 from llm_eval.reporting.md_format import (
+    CELL_CAP,
     band_note,
     escape,
     fmt_accuracy,
@@ -76,7 +78,7 @@ def render_report(
     configured prices and their source) go into the run metadata section.
     """
     if not rows:
-        return f"# {title}\n\nNo trace rows were given, so there is nothing to report.\n"
+        return f"# {md_text(title)}\n\nNo trace rows were given, so there is nothing to report.\n"
     frame = tb.rows_frame(rows)
     # The per-model table, the paired tests (a bootstrap per pair of models), the coverage
     # and the suite's resolution serve the bottom line and their own sections: each
@@ -126,7 +128,7 @@ def _header(frame: pd.DataFrame, title: str) -> str:
     benchmarks = tb.ordered_benchmarks(frame["benchmark"])
     epochs = tb.epoch_count(frame)
     lines = [
-        f"# {title}",
+        f"# {md_text(title)}",
         "",
         f"{len(models)} model{'s' if len(models) != 1 else ''}, "
         f"{len(frame)} trace rows, {len(benchmarks)} benchmarks"
@@ -192,11 +194,11 @@ def _suite_section(frame: pd.DataFrame, coverage: pd.DataFrame) -> str:
         for r in table.to_dict("records")
     }
     body = [
-        [name, *(cells.get((name, m)) or "—" + _missing_note(missing[m].get(name, 0))
-                 for m in models)]
+        [escape(name), *(cells.get((name, m)) or "—" + _missing_note(missing[m].get(name, 0))
+                         for m in models)]
         for name in names
     ]  # fmt: skip
-    return "## Suite results\n\n" + md_table(["Benchmark", *models], body)
+    return "## Suite results\n\n" + md_table(["Benchmark", *map(escape, models)], body)
 
 
 def _missing_note(missing: int) -> str:
@@ -212,7 +214,7 @@ def _language_section(frame: pd.DataFrame) -> str:
     headers = ["Model", "Run mode", "Correct", "Accuracy", "Unsure", BAND_HEADING,
                "Avg latency", "Tokens"]  # fmt: skip
     body = [
-        [r["display"], r["run_mode"], f"{int(r['correct'])} / {int(r['total'])}",
+        [escape(r["display"]), escape(r["run_mode"]), f"{int(r['correct'])} / {int(r['total'])}",
          fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
          str(int(r["unsure"])), fmt_band(r["strict_accuracy"], r["strict_high"]),
          fmt_seconds(r["latency_mean"]), fmt_int(r["total_tokens"])]
@@ -243,7 +245,7 @@ def _summary_section(models: pd.DataFrame) -> str:
 def _summary_row(r: Mapping[str, Any]) -> list[str]:
     """Cells of one model's full-suite summary row."""
     return [
-        r["display"],
+        escape(r["display"]),
         f"{int(r['correct'])} / {int(r['total'])}",
         fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"]),
         str(int(r["unsure"])),
@@ -254,7 +256,7 @@ def _summary_row(r: Mapping[str, Any]) -> list[str]:
         fmt_seconds(r["p50"]),
         fmt_seconds(r["p95"]),
         fmt_cost(r["cost_usd"], int(r["cost_usd_unknown"]))
-        + (f" ({r['cost_source']})" if isinstance(r.get("cost_source"), str) else ""),
+        + (f" ({escape(r['cost_source'])})" if isinstance(r.get("cost_source"), str) else ""),
     ]
 
 
@@ -272,7 +274,7 @@ def _aimo3_section(frame: pd.DataFrame) -> str:
     ):
         cells = {(r["display"], r["benchmark"]): cell(r) for r in table}
         body = [
-            [model, *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
+            [escape(model), *(cells.get((model, bench), "—") for bench in tb.AIMO3_MODES)]
             for model in tb.ordered_models(subset)
         ]
         parts += [f"### {heading}", md_table(headers, body)]
@@ -301,7 +303,8 @@ def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNo
     if incomplete:
         lines += ["", _incomplete_note(incomplete)]
     if stops:
-        lines += ["", *(f"- `{escape(s.results)}`: {s.reason()} at {s.at}." for s in stops)]
+        lines += ["", *(f"- {md_code(s.results)}: {md_text(s.reason())} at {md_text(s.at)}."
+                        for s in stops)]  # fmt: skip
     if not checked:
         lines += ["", "No expected task counts were given, so missing tasks were not checked."]
     return "\n".join(lines)
@@ -309,17 +312,17 @@ def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNo
 
 def _coverage_row(r: Mapping[str, Any], checked: bool) -> list[str]:
     """Cells of one model's coverage row."""
-    kinds = ", ".join(f"{kind}: {n}" for kind, n in r["errors_by_kind"].items()) or "—"
-    missing = ", ".join(f"{name}: {n}" for name, n in r["missing"].items())
+    kinds = ", ".join(f"{escape(kind)}: {n}" for kind, n in r["errors_by_kind"].items()) or "—"
+    missing = ", ".join(f"{escape(name)}: {n}" for name, n in r["missing"].items())
     correct, total, errors = int(r["correct"]), int(r["total"]), int(r["errors"])
     if not total:
-        return [r["display"], "0", "0", "—", missing, "n/a", "n/a", "**INCOMPLETE**"]
+        return [escape(r["display"]), "0", "0", "—", missing, "n/a", "n/a", "**INCOMPLETE**"]
     valid = fmt_accuracy(r["valid_accuracy"], r["valid_lo"], r["valid_hi"])
     valid += band_note(r["unsure"], r["valid_high"])
     strict = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
     strict += band_note(r["unsure"], r["strict_high"])
     return [
-        r["display"],
+        escape(r["display"]),
         str(int(r["rows"])),
         str(errors),
         kinds,
@@ -361,8 +364,8 @@ def _epoch_section(frame: pd.DataFrame) -> str:
 def _epoch_row(r: Mapping[str, Any]) -> list[str]:
     """Cells of one model x benchmark epoch row."""
     return [
-        r["display"],
-        r["benchmark"],
+        escape(r["display"]),
+        escape(r["benchmark"]),
         str(int(r["tasks"])),
         str(int(r["epochs"])),
         f"{fmt_pct(r['mean'])} ± {100 * float(r['std']):.1f} pp",
@@ -383,8 +386,9 @@ def _category_section(frame: pd.DataFrame) -> str:
     cells = {(r["benchmark"], r["category"], r["display"]): fmt_cell(r) for r in records}
     keys = sorted({(r["benchmark"], r["category"]) for r in records},
                   key=lambda k: (tb.GREEK_BENCHMARKS.index(k[0]), k[1]))  # fmt: skip
-    body = [[b, c, *(cells.get((b, c, m), "—") for m in models)] for b, c in keys]
-    return "## Greek reading by category\n\n" + md_table(["Benchmark", "Category", *models], body)
+    body = [[escape(b), escape(c), *(cells.get((b, c, m), "—") for m in models)] for b, c in keys]
+    headers = ["Benchmark", "Category", *map(escape, models)]
+    return "## Greek reading by category\n\n" + md_table(headers, body)
 
 
 def _difficulty_section(frame: pd.DataFrame) -> str:
@@ -400,7 +404,7 @@ def _difficulty_section(frame: pd.DataFrame) -> str:
     cells = {(r["benchmark"], r["difficulty"], r["display"]): fmt_cell(r) for r in records}
     present = {(r["benchmark"], r["difficulty"]) for r in records}
     body = [
-        [b, level, *(cells.get((b, level, m), "—") for m in models)]
+        [escape(b), level, *(cells.get((b, level, m), "—") for m in models)]
         for b in tb.GREEK_BENCHMARKS
         for level in ("easy", "medium", "hard")
         if (b, level) in present
@@ -412,7 +416,7 @@ def _difficulty_section(frame: pd.DataFrame) -> str:
     )
     return "\n\n".join(
         ["## Greek reading by difficulty", intro,
-         md_table(["Benchmark", "Difficulty", *models], body)]
+         md_table(["Benchmark", "Difficulty", *map(escape, models)], body)]
     )  # fmt: skip
 
 
@@ -422,7 +426,7 @@ def _item_analysis_section(frame: pd.DataFrame) -> str:
     if table.empty or tb.ordered_models(frame).__len__() < 2:
         return ""
     body = [
-        [r["benchmark"], str(int(r["tasks"])), fmt_pct(r["mean"]),
+        [escape(r["benchmark"]), str(int(r["tasks"])), fmt_pct(r["mean"]),
          "—" if r["mdd"] is None or r["mdd"] != r["mdd"] else f"{100 * float(r['mdd']):.1f} pp"]
         for r in table.to_dict("records")
     ]  # fmt: skip
@@ -439,7 +443,7 @@ def _item_analysis_section(frame: pd.DataFrame) -> str:
     for key, what in (("all_right", "every model answered right"),
                       ("all_wrong", "every model answered wrong")):  # fmt: skip
         if items[key]:
-            listed = ", ".join(items[key])
+            listed = ", ".join(map(escape, items[key]))
             text += ["", f"Greek items {what} (they separate no model here, "
                      f"{len(items[key])}): {listed}"]  # fmt: skip
     return "\n".join(text)
@@ -449,7 +453,7 @@ def _charts_section(chart_paths: Mapping[str, str]) -> str:
     """The charts as Markdown images, known charts first in their fixed order."""
     names = [n for n in CHART_TITLES if n in chart_paths]
     names += sorted(set(chart_paths) - set(CHART_TITLES))
-    images = [f"![{CHART_TITLES.get(n, n)}]({chart_paths[n]})" for n in names]
+    images = [f"![{md_text(CHART_TITLES.get(n, n))}]({md_url(chart_paths[n])})" for n in names]
     return "## Charts\n\n" + "\n\n".join(images)
 
 
@@ -468,7 +472,7 @@ def _failures_section(frame: pd.DataFrame) -> str:
         for benchmark in tb.ordered_benchmarks(rows["benchmark"]):
             group = rows[rows["benchmark"] == benchmark]
             parts += [
-                f"<details><summary>{escape(benchmark)}: {len(group)} {what}</summary>",
+                f"<details><summary>{html_text(benchmark)}: {len(group)} {what}</summary>",
                 "",
                 _row_list(group, columns, what),
                 "",
@@ -497,16 +501,23 @@ def _row_list(rows: pd.DataFrame, columns: list[tuple[str, str]], what: str) -> 
     if rows.empty:
         return f"No {what}."
     shown = rows.head(LIST_CAP)
-    body = [[_list_cell(r[col]) for _, col in columns] for r in shown.to_dict("records")]
+    body = [[_list_cell(r[col], col) for _, col in columns] for r in shown.to_dict("records")]
     table = md_table([heading for heading, _ in columns], body)
     if len(rows) > LIST_CAP:
         table += f"\n\nShowing the first {LIST_CAP} of {len(rows)} {what}."
     return table
 
 
-def _list_cell(value: Any) -> str:
-    """A list cell: `—` for an absent value (e.g. nothing extracted)."""
-    return "—" if is_missing(value) else str(value)
+QUOTED_COLUMNS = frozenset({"answer", "extracted", "error_message"})
+"""Failed-task columns shown verbatim in a code span: answers and server messages."""
+
+
+def _list_cell(value: Any, column: str) -> str:
+    """A list cell: `—` for an absent value (e.g. nothing extracted); answers and messages
+    in a code span, names as text."""
+    if is_missing(value):
+        return "—"
+    return md_code(value, CELL_CAP) if column in QUOTED_COLUMNS else escape(value)
 
 
 # --------------------------------------------------------------------------- tool use
@@ -529,7 +540,7 @@ def _tool_use_section(rows: Sequence[TraceRow]) -> str:
         correct = sum(row.status == "correct" for row in group)
         correct_used = sum(row.status == "correct" for row in group if row.tool_calls)
         body.append([
-            escape(model), benchmark, str(len(group)), f"{calls / len(group):.2f}",
+            escape(model), escape(benchmark), str(len(group)), f"{calls / len(group):.2f}",
             f"{used} / {len(group)}", str(errors),
             f"{correct} / {len(group)}", f"{correct_used} / {used}" if used else "—",
         ])  # fmt: skip
@@ -560,14 +571,16 @@ def _metadata_section(
     real = sorted(row.finished_at[:10] for row in rows if not row.simulated and row.finished_at)
     dates = f"{real[0]} to {real[-1]}" if real and real[0] != real[-1] else (real or ["—"])[0]
     lines = ["## Run metadata", ""]
-    lines.append(f"- Rows finished (real models): {dates}; simulated models keep no wall clock")
+    lines.append(
+        f"- Rows finished (real models): {md_text(dates)}; simulated models keep no wall clock"
+    )
     labels = {
         "git_commit": "Last commit of the code and settings (src/, configs/, data/, params.yaml)",
         "suite_version": "Suite version (digest of configs/ and data/)",
     }
     for key, label in labels.items():
         if provenance.get(key):
-            lines.append(f"- {label}: `{provenance[key]}`")
+            lines.append(f"- {label}: {md_code(provenance[key])}")
     lines += ["", "Each model's settings (secret-named keys left out, values redacted):", ""]
     seen: dict[str, TraceRow] = {}
     for row in rows:
@@ -578,8 +591,8 @@ def _metadata_section(
             for key, value in sorted((row.settings or {}).items())
             if value not in (None, {}, []) and key != "provider" and not is_secret_name(key)
         }
-        shown = ", ".join(f"`{key}={value}`" for key, value in settings.items()) or "—"
-        lines.append(f"- **{escape(model)}** ({row.provider}): {redact(shown)}")
+        shown = ", ".join(md_code(redact(f"{key}={value}")) for key, value in settings.items())
+        lines.append(f"- **{escape(model)}** ({escape(row.provider)}): {shown or '—'}")
     if prices:
         heading = "Configured prices, USD per million tokens in / out (configs/models.yaml):"
         lines += ["", heading, ""]

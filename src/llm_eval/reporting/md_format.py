@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llm_eval.reporting.escape import md_text, table_cell
+
 CELL_CAP = 80
 """Longest free-text cell (answers, error messages) before it is cut with an ellipsis."""
 
@@ -90,21 +92,19 @@ def is_missing(value: Any) -> bool:
 
 
 def escape(text: Any) -> str:
-    """Make any value safe inside a Markdown table cell: `|` escaped, newlines folded."""
-    value = "" if is_missing(text) else str(text)
-    value = " ".join(value.split())
-    if len(value) > CELL_CAP:
-        value = value[: CELL_CAP - 1] + "…"
-    return value.replace("\\", "\\\\").replace("|", "\\|")
+    """Outside text (a label, a name, an id) as Markdown text: no markup, on one line, cut
+    at `CELL_CAP` characters."""
+    return md_text(text, CELL_CAP)
 
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub Markdown table; every cell is escaped."""
+    """A GitHub Markdown table of Markdown cells (outside text goes in through `escape` or
+    `md_code`); each cell is kept on one line with its `|` escaped."""
     lines = [_md_row(headers), "|" + "|".join("---" for _ in headers) + "|"]
     lines += [_md_row(row) for row in rows]
     return "\n".join(lines)
 
 
 def _md_row(cells: Sequence[Any]) -> str:
-    """One escaped table row."""
-    return "| " + " | ".join(escape(cell) for cell in cells) + " |"
+    """One table row."""
+    return "| " + " | ".join(table_cell(str(cell)) for cell in cells) + " |"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.reporting import tables as tb
+from llm_eval.reporting.escape import md_code, md_text
 from llm_eval.reporting.md_format import (
     escape,
     fmt_accuracy,
@@ -113,10 +114,11 @@ def _stopped_lines(stops: Sequence[StopNote]) -> list[str]:
     lines = []
     for stop in stops:
         line = (
-            f"**INCOMPLETE: the run into `{escape(stop.results)}` {stop.reason()} at {stop.at}.**"
+            f"**INCOMPLETE: the run into {md_code(stop.results)} {md_text(stop.reason())} "
+            f"at {md_text(stop.at)}.**"
         )
         if stop.resume_command:
-            line += f" Complete it with `{stop.resume_command}`."
+            line += f" Complete it with {md_code(stop.resume_command)}."
         lines += [line, ""]
     return lines
 
@@ -130,7 +132,7 @@ def _incomplete_mark(coverage: Mapping[str, Any] | None) -> str:
     planned = int(planned) if planned is not None and planned == planned else rows + missing
     parts = []
     if missing:
-        listed = ", ".join(f"{name}: {n}" for name, n in coverage["missing"].items())
+        listed = ", ".join(f"{escape(name)}: {n}" for name, n in coverage["missing"].items())
         parts.append(f"missing {listed}")
     if int(coverage["errors"]):
         parts.append(f"{int(coverage['errors'])} error rows")
@@ -184,8 +186,8 @@ def suite_resolution(frame: pd.DataFrame) -> str:
 def _paired_row(r: Mapping[str, Any]) -> list[str]:
     """Cells of one pair's comparison row."""
     return [
-        r["model_a"],
-        r["model_b"],
+        escape(r["model_a"]),
+        escape(r["model_b"]),
         str(int(r["n"])),
         str(int(r["both"])),
         str(int(r["only_a"])),

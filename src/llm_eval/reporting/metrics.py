@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from llm_eval.redaction import redact
+from llm_eval.reporting.escape import json_for_html, plot_label
 from llm_eval.reporting.statistics import accuracy_summary, percentile
 from llm_eval.schemas import TraceRow
 
@@ -71,14 +73,16 @@ def summary_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
 
 
 def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
-    """One record per model for DVC's data plots: accuracy with its interval, cost, latency."""
+    """One record per model for DVC's data plots: accuracy with its interval, cost, latency.
+
+    The label goes through `plot_label`: DVC copies it into a `<script>` of its page."""
     records = []
     for model, group in _by_model(rows).items():
         detail = row_metrics(group)
         headline = headline_metrics(group, detail)
         records.append(
             {
-                "model": redact(group[0].model_label or model),
+                "model": plot_label(redact(group[0].model_label or model)),
                 "strict_accuracy": detail["strict_accuracy"],
                 "strict_accuracy_high": detail["strict_accuracy_high"],
                 "unsure": detail["unsure"],
@@ -89,6 +93,12 @@ def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:
             }
         )
     return records
+
+
+def write_plot_data(path: Path, rows: Iterable[TraceRow]) -> None:
+    """Write `plot_records` as JSON (DVC reads it and inlines it in `dvc plots show`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json_for_html(plot_records(rows)), encoding="utf-8")
 
 
 def _by_model(rows: Iterable[TraceRow]) -> dict[str, list[TraceRow]]:
