@@ -319,6 +319,37 @@ Task = SingleTurnTask | MultiTurnTask | ToolCallingTask
 """Any task; a task file line is parsed into one of these by its `task_type`."""
 
 
+KEY_FIELDS = frozenset(
+    {"answer", "answer_regex", "accepted_answers", "distractors", "answer_script", "answer_format"}
+)
+"""The task fields that grade a reply and are never sent to a model. `score` reads them from
+today's task files, and the `run` stage's inputs leave them out, so fixing a key rescores
+without calling a model."""
+
+KeyUnchecked = Literal["task_missing", "task_text_changed"]
+"""Why today's key could not grade a row: its task is gone from the task files (removed or
+renamed), or its question or turns changed since the row was made."""
+
+
+class GradingKey(BaseModel):
+    """What grades a reply: the answer key of its task and the benchmark's scorer kind."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: str
+    answer_regex: str | None = None
+    accepted_answers: list[str] = Field(default_factory=list)
+    distractors: list[str] = Field(default_factory=list)
+    answer_script: str | None = None
+    answer_format: str | None = None
+    scorer: str
+
+    @classmethod
+    def of_task(cls, task: Task, scorer: str) -> GradingKey:
+        """The key of `task` as its file gives it today, graded by `scorer`."""
+        return cls(scorer=scorer, **task.model_dump(include=set(KEY_FIELDS)))
+
+
 # --------------------------------------------------------------------------- traces
 
 
@@ -439,6 +470,14 @@ class TraceRow(BaseModel):
     question_digest: str | None = Field(
         None, description="Digest of the task text sent (question or turns); None: not recorded."
     )
+    run_key: GradingKey | None = Field(
+        None,
+        description="The key the row was made under, kept when today's key (in the key fields "
+        "above) differs from it; None: the key fields are the ones the run saw.",
+    )
+    key_unchecked: KeyUnchecked | None = Field(
+        None, description="Why today's key was not applied: the row keeps the key it ran under."
+    )
     started_at: str
     finished_at: str
 
@@ -451,6 +490,10 @@ class TraceRow(BaseModel):
             self.answer, self.answer_regex, tuple(self.accepted_answers),
             tuple(self.distractors), question, self.answer_script, self.answer_format,
         )  # fmt: skip
+
+    def grading_key(self) -> GradingKey:
+        """The key and scorer kind in this row's fields."""
+        return GradingKey(scorer=self.scorer, **self.model_dump(include=set(KEY_FIELDS)))
 
     @property
     def cut_off(self) -> bool:

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from llm_eval.runner.trace_io import read_rows
 from tests.conftest import REPO
 from tests.support.suite import SUITE_TASKS
 
@@ -54,6 +55,7 @@ COPIED = (
 COPIED_DIRS = ("configs", "data", "src")
 PUBLISHED = (
     "results/validation.json",
+    "results/run_inputs.json",
     "results/summary.json",
     "reports/report.md",
     *(f"results/metrics/{m}.json" for m in MODELS),
@@ -372,6 +374,37 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
         reset(repo)
 
 
+def test_a_key_fix_in_data_rescores_without_calling_models(pipeline: Pipeline) -> None:
+    repo = pipeline.repo
+    before = file_bytes(repo)
+    _, runs_before = pipeline.runs()
+    tasks = repo / "data" / "sample_math.jsonl"
+    lines = tasks.read_text(encoding="utf-8").splitlines()
+    fixed = json.loads(lines[0])
+    old_answer, fixed["answer"] = fixed["answer"], str(int(fixed["answer"]) + 1)
+    lines[0] = json.dumps(fixed, ensure_ascii=False)
+    try:
+        tasks.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        output = dvc(repo, "repro")
+        # `validate` checks data/ and writes the same run inputs, so no `run` stage starts.
+        assert stages_run(output) == {"validate", "score@mock-varied", "score@mock-flaky", "report"}
+        assert "verdict(s) changed because the key changed" in output
+        for name in ("results/run_inputs.json", *(f"results/traces/{m}.jsonl" for m in MODELS)):
+            assert (repo / name).read_bytes() == before[name], f"{name} changed: a model ran"
+        scored = read_rows(repo / "results/scored/mock-varied.jsonl")
+        (row,) = [r for r in scored if (r.benchmark, r.task_id) == ("sample_math", fixed["id"])]
+        assert (row.status, row.answer) == ("incorrect", fixed["answer"])
+        assert row.run_key is not None and row.run_key.answer == old_answer
+        metrics = json.loads((repo / "results/metrics/mock-varied.json").read_text())
+        assert metrics["strict_accuracy"] < 1
+        assert "mock-varied.strict_accuracy" in dvc(repo, "metrics", "diff")
+        _, runs_after = pipeline.runs()
+        new = [r for r in runs_after if r.info.run_id not in {x.info.run_id for x in runs_before}]
+        assert [r.data.tags["llm_eval.stage"] for r in new].count("run") == 0
+    finally:
+        reset(repo)
+
+
 REJECT_ALL = """
 # test_dvc_pipeline: a scorer change that rejects everything. It wraps the lookup instead of
 # reading the registry here: reading it would load the package's modules while this one is
@@ -382,7 +415,7 @@ _test_original_lookup = SCORER_KINDS.lookup
 def _test_reject_all(kind):
     found = _test_original_lookup(kind)
     return lambda response, key: found(response, key).model_copy(
-        update={"correct": False, "method": "test"}
+        update={"correct": False, "verdict": "incorrect", "method": "test"}
     )
 
 

@@ -104,3 +104,17 @@ def test_the_check_sees_a_missing_dep() -> None:
     files = closure(COMMAND_MODULE["score"])
     assert not all(covered(path, ["src/llm_eval/cli"]) for path in files)
     assert any(path.match("llm_eval/scoring/numeric.py") for path in files)
+
+
+def test_a_key_fix_reaches_score_and_calls_no_model() -> None:
+    """`score` grades with today's keys and scorers (data/, configs/benchmarks.yaml); `run`
+    depends on what it sends, digested by `validate` without the keys, instead of on those
+    files, so fixing a key reruns `score` and `report` and not `run`."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    deps = stage_deps()
+    assert {"data", "configs/benchmarks.yaml"} <= set(deps["score"])
+    assert "results/run_inputs.json" in deps["run"]
+    assert not {"data", "configs/benchmarks.yaml", "results/validation.json"} & set(deps["run"])
+    validate = stages["validate"]
+    assert "--run-inputs results/run_inputs.json" in validate["cmd"]
+    assert any("results/run_inputs.json" in out for out in validate["outs"])

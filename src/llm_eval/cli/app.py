@@ -32,6 +32,14 @@ def validate(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the outcome as JSON (DVC stage).")
     ] = None,
+    run_inputs: Annotated[
+        Path | None,
+        typer.Option(
+            "--run-inputs",
+            help="When valid, also write a digest of what a run sends, answer keys left out "
+            "(the `run` stage's dependency).",
+        ),
+    ] = None,
 ) -> None:
     """Dry run: check config, references and every task file; call no model, write nothing."""
     from llm_eval.config.validation import validate as run_validation
@@ -48,6 +56,10 @@ def validate(
             typer.echo(str(problem), err=True)
         _fail(f"validation failed: {len(report.problems)} problem(s)", 1)
     assert report.config is not None
+    if run_inputs is not None:
+        from llm_eval.cli.validate import write_run_inputs
+
+        write_run_inputs(report.config, run_inputs)
     active = report.config.active_benchmarks()
     total = sum(report.task_counts[name] for name in active)
     typer.echo(
@@ -190,11 +202,11 @@ def score(
     ] = None,
     config_root: ConfigRoot = Path("."),
 ) -> None:
-    """Rescore trace rows without calling any model."""
+    """Rescore trace rows with today's answer keys (task files, scorers), calling no model."""
     from llm_eval.cli.score import execute_explain, execute_score
 
     if explain is not None:
-        raise typer.Exit(execute_explain(results, explain))
+        raise typer.Exit(execute_explain(results, explain, config_root))
     raise typer.Exit(execute_score(results, output, metrics, config_root, details))
 
 

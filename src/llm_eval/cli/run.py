@@ -368,6 +368,11 @@ def _print_summary(summary: Any, fail_on_error: float) -> int:
     )
     if summary.rows_stale:
         print(f"{summary.rows_stale} finished rows ran again: their task's text had changed")
+    if summary.rows_regraded:
+        print(
+            f"{summary.rows_regraded} finished rows rescored, not run again: their task's "
+            "answer key or scorer had changed"
+        )
     for model, error in summary.first_errors.items():
         print(f"first error of {model}: {error.kind}: {error.message[:300]}")
     if summary.error_share() > fail_on_error:

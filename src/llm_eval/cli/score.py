@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.run_record import copy_record
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
+from llm_eval.scoring.current_key import KeyChanges, current_keys, with_current_key
 from llm_eval.scoring.rows import score_rows
 
 
@@ -18,7 +20,7 @@ def execute_score(
     config_root: Path = Path("."),
     details: Path | None = None,
 ) -> int:
-    """Rescore each file (in place unless `output`), print what changed.
+    """Rescore each file with today's keys (in place unless `output`), print what changed.
 
     `metrics` gets the flat headline (DVC metrics); `details` the per-benchmark numbers.
     """
@@ -30,16 +32,18 @@ def execute_score(
         if not path.is_file():
             raise UsageError(f"--results: no such file {path}")
     tracked = prepare_tracking(config_root)
+    files = [(path, read_rows(path)) for path in results]
+    keys = current_keys(config_root, {row.benchmark for _, rows in files for row in rows})
     all_rows = []
-    for path in results:
-        rows = read_rows(path)
-        rescored = score_rows(rows)
+    for path, rows in files:
+        rescored = score_rows(with_current_key(row, keys) for row in rows)
         changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
         write_rows(output or path, rescored)
         if output is not None:  # the run's plan and stop reason travel with its rows
             copy_record(path, output)
         all_rows += rescored
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
+        _print_key_changes(KeyChanges.of(rescored))
     per_benchmark = benchmark_metrics(all_rows)
     if metrics is not None:
         dump_json(metrics, headline_metrics(all_rows, per_benchmark.get("overall")))
@@ -56,31 +60,38 @@ def execute_score(
     return 0
 
 
-def execute_explain(results: list[Path], task_id: str) -> int:
-    """Print every scoring rule's decision for the rows of `task_id`."""
+def _print_key_changes(changes: KeyChanges) -> None:
+    summary = changes.summary()
+    if summary is not None:
+        print(summary)
+    for warning in changes.warnings():
+        print(warning, file=sys.stderr)
+
+
+def execute_explain(results: list[Path], task_id: str, config_root: Path = Path(".")) -> int:
+    """Print every scoring rule's decision for the rows of `task_id`, under today's key."""
     from llm_eval.scoring import explain_text
 
-    found = False
-    for path in results:
-        for row in read_rows(path):
-            if row.task_id != task_id:
-                continue
-            found = True
-            print(
-                f"{row.model} / {row.benchmark} / {row.task_id} (epoch {row.epoch}): {row.status}"
-            )
-            print(f"  expected: {row.answer!r}  scorer: {row.scorer}")
-            print(f"  response: {(row.response or '')[:300]!r}")
-            if row.status == "error":
-                print(f"  error row ({row.error.kind if row.error else '?'}): not scored")
-                continue
-            if row.cut_off:
-                print("  the reply was cut off (token limit or max_response_chars)")
-            traces = explain_text(
-                row.response or "", row.answer_key(), kind=row.scorer, truncated=row.cut_off
-            )
-            for rule in traces:
-                print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
-    if not found:
+    rows = [row for path in results for row in read_rows(path) if row.task_id == task_id]
+    if not rows:
         raise UsageError(f"--explain: no row with task id {task_id!r} in the given files")
+    keys = current_keys(config_root, {row.benchmark for row in rows})
+    for row in (with_current_key(row, keys) for row in rows):
+        print(f"{row.model} / {row.benchmark} / {row.task_id} (epoch {row.epoch}): {row.status}")
+        print(f"  expected: {row.answer!r}  scorer: {row.scorer}")
+        if row.run_key is not None:
+            print(f"  (the run's key: {row.run_key.answer!r}  scorer: {row.run_key.scorer})")
+        elif row.key_unchecked is not None:
+            print(f"  (today's key not applied, {row.key_unchecked}: the key it ran under)")
+        print(f"  response: {(row.response or '')[:300]!r}")
+        if row.status == "error":
+            print(f"  error row ({row.error.kind if row.error else '?'}): not scored")
+            continue
+        if row.cut_off:
+            print("  the reply was cut off (token limit or max_response_chars)")
+        traces = explain_text(
+            row.response or "", row.answer_key(), kind=row.scorer, truncated=row.cut_off
+        )
+        for rule in traces:
+            print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
     return 0

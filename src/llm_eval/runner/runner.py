@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from llm_eval.config.loading import AppConfig
+from llm_eval.config.run_inputs import question_digest
 from llm_eval.config.task_files import read_task_file
 from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
@@ -27,6 +28,7 @@ from llm_eval.redaction import redact, redact_data
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
+from llm_eval.runner.resume import question_unchanged, regraded_under_current_key
 from llm_eval.runner.retry import AttemptLog, RetryPolicy
 from llm_eval.runner.stopping import Budget, RunStopped, Spend, StopReason
 from llm_eval.runner.trace_io import (
@@ -42,7 +44,6 @@ from llm_eval.schemas import (
     CallRecord,
     ErrorInfo,
     ModelConfig,
-    MultiTurnTask,
     RowKey,
     Task,
     TraceRow,
@@ -64,13 +65,6 @@ class WorkItem:
     @property
     def key(self) -> RowKey:
         return (self.model, self.benchmark, self.task.id, self.epoch)
-
-
-def question_digest(task: Task) -> str:
-    """Digest of the task text a model is sent: its question, or its turns."""
-    if isinstance(task, MultiTurnTask):
-        return _digest([turn.model_dump() for turn in task.turns])
-    return _digest(task.question)
 
 
 @dataclass(frozen=True)
@@ -136,6 +130,8 @@ class RunSummary:
     rows_kept: int = 0
     rows_stale: int = 0
     """Finished rows run again because their task's text changed since they were made."""
+    rows_regraded: int = 0
+    """Finished rows rescored, not run again, because their task's key changed since."""
     statuses: Counter[str] = field(default_factory=Counter)
     calls: CallCounters = field(default_factory=CallCounters)
     first_errors: dict[str, ErrorInfo] = field(default_factory=dict)
@@ -296,22 +292,6 @@ class EvaluationRunner:
             "--overwrite to replace it, or choose another --output"
         )
 
-    def _question_unchanged(self, items: list[WorkItem]) -> Callable[[TraceRow], bool]:
-        """Whether a finished row was made from the task text this run would send.
-
-        A row whose task is not in this run's plan, or that recorded no digest, is kept.
-        """
-        current = {item.key: question_digest(item.task) for item in items}
-
-        def unchanged(row: TraceRow) -> bool:
-            digest = current.get(row.key)
-            if digest is None or row.question_digest is None or row.question_digest == digest:
-                return True
-            self.summary.rows_stale += 1
-            return False
-
-        return unchanged
-
     async def _run_locked(self) -> RunSummary:
         items, kept = self._select_and_keep(self.plan())
         self.summary.rows_kept = len(kept)
@@ -349,11 +329,13 @@ class EvaluationRunner:
         if self.rerun is not None:
             items = self._rerun_items(items)
         if self.resume:
+            tasks = {item.key: item.task for item in items}
             kept = prepare_resume(
                 self.output,
                 self._row_settings,
                 allow_changed_settings=self.allow_changed_settings,
-                still_current=self._question_unchanged(items),
+                still_current=question_unchanged(tasks, self.summary),
+                refresh=regraded_under_current_key(tasks, self.config.benchmarks, self.summary),
             )
             return [item for item in items if item.key not in kept], kept
         if self.rerun is not None:

@@ -133,13 +133,15 @@ def prepare_resume(
     *,
     allow_changed_settings: bool = False,
     still_current: Callable[[TraceRow], bool] | None = None,
+    refresh: Callable[[TraceRow], TraceRow] | None = None,
 ) -> dict[RowKey, TraceRow]:
     """Keep finished rows, drop error rows and any torn tail; rewrite the file atomically.
 
     Rows made under other settings than this run's (`current_settings` of a row's model and
     benchmark) are refused, naming what changed, unless `allow_changed_settings`. A row that
-    `still_current` rejects (its task's text changed) is dropped, so it runs again. Nothing is
-    rewritten before every check passed. Returns the kept rows by key.
+    `still_current` rejects (its task's text changed) is dropped, so it runs again; each kept
+    row passes `refresh` (rescored under its task's key today). Nothing is rewritten before
+    every check passed. Returns the kept rows by key.
     """
     if not path.exists():
         return {}
@@ -151,6 +153,8 @@ def prepare_resume(
             kept[row.key] = row  # a later duplicate replaces an earlier one
     if current_settings is not None and not allow_changed_settings:
         _refuse_changed_settings(path, kept.values(), current_settings)
+    if refresh is not None:
+        kept = {key: refresh(row) for key, row in kept.items()}
     _rewrite(path, kept.values())
     return kept
 
