@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
+from llm_eval.providers.body_limits import BodyLimits, body_limits
 from llm_eval.redaction import redact
 from llm_eval.runner.cache import ResponseCache
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -42,6 +43,7 @@ class ModelClient:
     counters: CallCounters = field(default_factory=CallCounters)
     rng: random.Random = field(default_factory=random.Random)
     max_response_chars: int = 1_000_000
+    body_limits: BodyLimits = field(default_factory=BodyLimits)
 
     def request(self, request: ChatRequest, hint: TaskHint) -> ChatRequest:
         """`request` with the task hint attached only if the provider is simulated."""
@@ -84,7 +86,8 @@ class ModelClient:
                     started.attempts += 1
                 try:
                     async with asyncio.timeout(request.timeout_s):
-                        return await self.provider.complete(request)
+                        with body_limits(self.body_limits):
+                            return await self.provider.complete(request)
                 except TimeoutError:
                     raise ProviderError(
                         "timeout", f"no complete reply within {request.timeout_s} s", transient=True

@@ -22,6 +22,7 @@ from llm_eval.config.task_files import read_task_file
 from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, wire_route
+from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
 from llm_eval.redaction import redact, redact_data
 from llm_eval.runner.cache import ResponseCache, cache_dir
@@ -232,6 +233,8 @@ class EvaluationRunner:
         """One client per model; models on one connection share its adaptive limiter."""
         limiters: dict[str, AdaptiveLimiter] = {}
         clients: dict[str, ModelClient] = {}
+        runner = self.config.runner
+        body_limits = BodyLimits(runner.max_response_bytes, runner.max_compression_ratio)
         rng = random.Random()
         for name in self.models:
             provider = factory(self.config.models[name])
@@ -240,7 +243,7 @@ class EvaluationRunner:
             limiter = limiters.setdefault(key, AdaptiveLimiter(ceiling))
             clients[name] = ModelClient(
                 provider, self.policy, limiter, cache, self.summary.calls, rng,
-                self.config.runner.max_response_chars,
+                self.config.runner.max_response_chars, body_limits,
             )  # fmt: skip
         return clients
 
