@@ -11,7 +11,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 
 from llm_eval.errors import ProviderError
@@ -139,10 +139,15 @@ class ModelClient:
 def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
     """Redact secrets from every text of a reply and cut its texts to `max_chars`.
 
-    Returns whether anything was cut. A provider can echo a key in its content, its reasoning
-    or a tool call's arguments; none of those may reach a trace, the cache or MLflow. A lone
-    surrogate (valid JSON, not UTF-8) is stored as its escape text, so the row is kept.
+    Returns whether anything was cut. A provider can echo a key in any string it sends: its
+    content, reasoning, finish reason, a tool call's id, name or arguments; none of those may
+    reach a trace, the cache or MLflow. A lone surrogate (valid JSON, not UTF-8) is stored as
+    its escape text, so the row is kept.
     """
+    for attribute in fields(response):  # every text field, those added later too
+        value = getattr(response, attribute.name)
+        if isinstance(value, str):
+            setattr(response, attribute.name, redact(value))
     cut = False
     if response.content is not None:
         response.content, cut_content = _bounded(redact(response.content), max_chars)

@@ -24,7 +24,7 @@ from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, wire_route
 from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
-from llm_eval.redaction import redact, redact_data
+from llm_eval.redaction import redact, redact_data, redact_settings
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -573,8 +573,9 @@ class EvaluationRunner:
         settings["tools"] = list(bench.tools)
         settings["tool_max_rounds"] = runner.tool_max_rounds
         settings["max_response_chars"] = runner.max_response_chars
-        # Stored in every row: a secret pasted into a URL or extra_params must not be.
-        redacted: dict[str, Any] = redact_data(settings)
+        # Stored in every row: a secret pasted into a URL or extra_params must not be, nor
+        # a header or a secret-named setting whatever its value looks like.
+        redacted: dict[str, Any] = redact_settings(settings)
         return redacted
 
     @staticmethod
