@@ -62,3 +62,45 @@ def test_nested_data_is_redacted_everywhere_and_lone_surrogates_escaped(
                                  "n": 3, REDACTED: "key"}  # fmt: skip
     assert redact("85 \ud83d") == "85 \\ud83d"
     assert redact("Ναι 😀") == "Ναι 😀"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [("api_key", True), ("X-Api-Key", True), ("access_token", True), ("clientSecret", True),
+     ("Authorization", True), ("Cookie", True), ("db_password", True), ("apikey", True),
+     ("max_tokens", False), ("max_total_tokens", False), ("api_key_env", False),
+     ("temperature", False), ("reasoning_effort", False), ("prompt_digest", False)],
+)  # fmt: skip
+def test_secret_keys_are_told_by_the_words_of_their_name(name: str, secret: bool) -> None:
+    from llm_eval.redaction import is_secret_key
+
+    assert is_secret_key(name) is secret
+
+
+def test_settings_lose_every_header_value_and_every_secret_named_value() -> None:
+    from llm_eval.redaction import redact_settings, secret_settings
+
+    settings = {
+        "max_tokens": 4096, "model": "openai/x",
+        "extra_params": {"extra_headers": {"X-Team": "plain-team-value", "X-Api-Key": "k-1"},
+                         "extra_body": {"session_token": "plain-token-value", "top_k": 5}},
+    }  # fmt: skip
+    assert redact_settings(settings) == {
+        "max_tokens": 4096, "model": "openai/x",
+        "extra_params": {"extra_headers": {"X-Team": REDACTED, "X-Api-Key": REDACTED},
+                         "extra_body": {"session_token": REDACTED, "top_k": 5}},
+    }  # fmt: skip
+    assert sorted(secret_settings(settings)) == ["k-1", "plain-team-value", "plain-token-value"]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["postgresql://alice:pw-1@db.example:5432/mlflow", "http://bob:p@ss-w0rd@host:5000",
+     "mysql+pymysql://token-only-9@host/db"],
+)  # fmt: skip
+def test_uris_are_printed_with_their_credentials_masked(uri: str) -> None:
+    from llm_eval.redaction import mask_uri
+
+    masked = mask_uri(uri)
+    assert "***@" in masked and not any(s in masked for s in ("pw-1", "p@ss", "ss-w0rd", "-9@"))
+    assert masked.split("@")[-1] == uri.split("@")[-1]  # the host is still shown

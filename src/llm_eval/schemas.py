@@ -119,6 +119,18 @@ class RunnerConfig(_Strict):
     max_response_chars: int = Field(
         1_000_000, gt=0, description="Longest reply text kept; longer ones are cut and marked."
     )
+    max_response_bytes: int = Field(
+        16 * 1024 * 1024,
+        ge=1024,
+        description="Largest reply body read, decoded; a larger one is a `response_too_large` "
+        "error row, not retried.",
+    )
+    max_compression_ratio: float = Field(
+        100.0,
+        ge=1,
+        description="Most a compressed reply may inflate (decoded : sent bytes), judged past "
+        "1 MiB; beyond it the call is `response_too_large`.",
+    )
     cache: bool = Field(True, description="Replay identical requests from the response cache.")
     epochs: int = Field(1, gt=0, description="Times each task is run.")
     max_cost_usd: float | None = Field(

@@ -158,7 +158,14 @@ def _check_fault(kind: str, server: StubServer, body: dict[str, Any]) -> None:
             post(server, body, timeout=0.3)
         return
     response = post(server, body)
-    if kind == "malformed_json":
+    if kind == "gzip_bomb":  # 4 MiB of zeros, small enough to inflate here
+        assert response.headers["Content-Encoding"] == "gzip"
+        assert int(response.headers["Content-Length"]) < 8 << 10
+        assert response.content == bytes(4 << 20)
+    elif kind == "huge_body":
+        assert response.status_code == 200 and len(response.content) > 4 << 20
+        assert len(response.json()["choices"][0]["message"]["content"]) == 4 << 20
+    elif kind == "malformed_json":
         assert response.status_code == 200
         with pytest.raises(json.JSONDecodeError):
             json.loads(response.text)
@@ -175,7 +182,7 @@ def _check_fault(kind: str, server: StubServer, body: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("kind", sorted(FAULT_KINDS))
 def test_each_fault_kind_then_success_on_second_attempt(kind: str) -> None:
-    with start_stub(fault_rate=1.0, fault_kinds=(kind,), slow_s=2.0) as server:
+    with start_stub(fault_rate=1.0, fault_kinds=(kind,), slow_s=2.0, bomb_bytes=4 << 20) as server:
         body = chat_body(f"fault {kind}")
         _check_fault(kind, server, body)
         second = post(server, body)  # faults_per_request=1: the retry succeeds

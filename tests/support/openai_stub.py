@@ -22,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
+import functools
 import hashlib
 import json
 import re
 import socket
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,8 +45,9 @@ ToolMode = Literal["call", "invalid_json", "ignore"]
 
 HTTP_FAULTS = ("429", "500", "502", "503", "504", "400", "401", "403", "404")
 FAULT_KINDS = frozenset(
-    (*HTTP_FAULTS, "drop", "slow", "malformed_json", "empty_choices", "context_length")
-)
+    (*HTTP_FAULTS, "drop", "slow", "malformed_json", "empty_choices", "context_length",
+     "gzip_bomb", "huge_body")
+)  # fmt: skip
 _ANSWER_MARKER = re.compile(r"\[\[answer:(.*?)\]\]", re.DOTALL)
 _CREATED = 1_700_000_000  # fixed timestamp: identical requests give identical responses
 _CONTEXT_WINDOW = 8192
@@ -70,6 +73,10 @@ class StubConfig:
     `echo_api_key` puts the received `Authorization` header into error bodies, to prove the
     harness redacts keys it logs; `call_tool` names the tool the model calls instead of the
     first one offered, even when the request offers it no tools (a model going off-script).
+    `gzip_bomb` answers with `bomb_bytes` of zeros gzip-compressed (about a thousandth of that
+    on the wire, `Content-Encoding: gzip`); `huge_body` streams `bomb_bytes` of a JSON reply's
+    content as fast as the client reads; `echo_in_reply` puts the received Authorization header
+    into every string field of a reply besides its content.
     """
 
     latency_s: float = 0.0
@@ -86,6 +93,8 @@ class StubConfig:
     echo_api_key: bool = False
     call_tool: str | None = None
     models: tuple[str, ...] = ("stub-model",)
+    bomb_bytes: int = 1 << 30
+    echo_in_reply: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.fault_kinds) - FAULT_KINDS
@@ -359,7 +368,10 @@ class StubServer:
             return self._respond(400, self._error(request, config, "stub: no streaming", 400))
         if fault is not None:
             return await self._fault(request, config, body, fault)
-        return self._respond(200, _completion(config, body))
+        completion = _completion(config, body)
+        if config.echo_in_reply:
+            _echo_into(completion, request.headers.get("Authorization", ""))
+        return self._respond(200, completion)
 
     def _record(self, request: web.Request, body: Body | None) -> tuple[StubConfig, str | None]:
         """Log the request, count its arrival and decide its fault, atomically."""
@@ -415,11 +427,34 @@ class StubServer:
         if fault == "slow":
             await asyncio.sleep(config.slow_s)
             return self._respond(200, _completion(config, body))
+        if fault == "gzip_bomb":
+            headers = {"Content-Encoding": "gzip"}
+            return web.Response(body=gzip_bomb(config.bomb_bytes), headers=headers,
+                                content_type="application/json")  # fmt: skip
+        if fault == "huge_body":
+            return await self._huge_body(request, config.bomb_bytes)
         if fault == "malformed_json":
             return self._respond(200, json.dumps(_completion(config, body))[:40])
         completion = _completion(config, body)
         completion["choices"] = []  # "empty_choices"
         return self._respond(200, completion)
+
+    @staticmethod
+    async def _huge_body(request: web.Request, size: int) -> web.StreamResponse:
+        """A JSON reply whose content is `size` bytes, written in 1 MiB pieces until the
+        client hangs up."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        piece = b"a" * (1 << 20)
+        try:
+            await response.write(b'{"choices": [{"message": {"content": "')
+            for _ in range(size // len(piece)):
+                await response.write(piece)
+            await response.write(b'"}, "finish_reason": "stop"}]}')
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading: what a capped client does
+        return response
 
     def _context_length(self, request: web.Request, config: StubConfig, body: Body) -> Body:
         """OpenAI's error body for a prompt longer than the context window."""
@@ -438,6 +473,15 @@ class StubServer:
         if request.transport is not None:
             request.transport.abort()
         raise asyncio.CancelledError  # the connection is gone; nothing to send
+
+
+@functools.cache
+def gzip_bomb(size: int) -> bytes:
+    """`size` zero bytes, gzip-compressed (about 1 KB per MiB); made once per size."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1 << 20)
+    parts = [packer.compress(zeros) for _ in range(size // len(zeros))]
+    return b"".join([*parts, packer.flush()])
 
 
 async def _read_json(request: web.Request) -> Body | None:
@@ -502,6 +546,20 @@ def _reply_message(config: StubConfig, body: Body) -> tuple[Body, str]:
     if isinstance(limit, int) and _approx_tokens(content) > limit:
         return _assistant(content[: 4 * limit]), "length"
     return _assistant(content), "stop"
+
+
+def _echo_into(completion: Body, header: str) -> None:
+    """Put `header` into every string of a reply but its content: ids, model, finish reason,
+    tool call names and arguments, as a hostile server reflecting a request would."""
+    completion["id"] = f"chatcmpl-{header}"
+    completion["model"] = header
+    completion["system_fingerprint"] = header
+    choice = completion["choices"][0]
+    choice["finish_reason"] = f"stop ({header})"
+    for call in choice["message"].get("tool_calls") or []:
+        call["id"] = f"call-{header}"
+        call["function"]["name"] = f"python_exec {header}"
+        call["function"]["arguments"] = json.dumps({"code": f"print({header!r})"})
 
 
 def _assistant(content: str | None) -> Body:

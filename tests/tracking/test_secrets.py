@@ -158,3 +158,91 @@ def test_a_password_in_api_base_is_refused_and_never_retried_or_written(
     ] * 2
     assert rows[0].settings["api_base"].startswith("http://***@127.0.0.1")
     assert password not in out.read_text(encoding="utf-8")
+
+
+HEADER_SECRET = "team-header-value-5521"
+"""Sent in a header whose name says nothing of secrets (`X-Team`): redacted as a header."""
+NAMED_SECRET = "named-header-value-8834"
+"""Sent as `X-Api-Key`."""
+ECHOED_KEY = "plain-access-value-3390"
+"""The API key, in a variable whose name does not look secret; the server echoes its
+`Authorization` header into every string of its replies but the content."""
+URI_PASSWORD = "uri-password-6617"
+
+
+def test_headers_an_echoing_server_and_a_store_password_reach_no_written_byte(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    from tests.support.openai_stub import start_stub
+
+    planted = (HEADER_SECRET, NAMED_SECRET, ECHOED_KEY, URI_PASSWORD)
+    headers = {"X-Team": HEADER_SECRET, "X-Api-Key": NAMED_SECRET}
+    results, cache = config_copy / "results", tmp_path / "cache"
+    env = {**os.environ, "LLM_EVAL_TRACKING": "1", "DVC_ROOT": str(config_copy),
+           "STUB_ACCESS": ECHOED_KEY, "LLM_EVAL_CACHE_DIR": str(cache),
+           "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}  # fmt: skip
+    env.pop("MLFLOW_TRACKING_URI", None)
+    console = ""
+
+    def cli(*args: str, extra_env: dict[str, str] | None = None) -> int:
+        nonlocal console
+        result = subprocess.run(
+            [sys.executable, "-m", "llm_eval.cli", *args, "--config-root", str(config_copy)],
+            cwd=REPO, env={**env, **(extra_env or {})}, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        console += result.stdout + result.stderr
+        return result.returncode
+
+    with start_stub(echo_in_reply=True) as stub:
+        entry = {"model": "openai/stub-model", "api_base": stub.base_url,
+                 "api_key_env": "STUB_ACCESS",
+                 "extra_params": {"extra_headers": headers}}  # fmt: skip
+        params_path = add_models(config_copy, {
+            "direct": {"provider": "openai_compatible", **entry},
+            "routed": {"provider": "litellm", **entry},
+        })  # fmt: skip
+        trace = results / "t.jsonl"
+        code = cli("run", "--model", "direct", "--model", "routed", "--benchmark",
+                   "sample_math", "--limit", "2", "--output", str(trace))  # fmt: skip
+        assert code == 0, console[-3000:]
+        seen = stub.received
+        # The headers and the key were really sent (as headers), and really echoed back.
+        assert {r.headers.get("X-Team") for r in seen} == {HEADER_SECRET}
+        assert {r.headers.get("Authorization") for r in seen} == {f"Bearer {ECHOED_KEY}"}
+        assert all("extra_headers" not in (r.body or {}) for r in seen)
+        assert cli("score", "--results", str(trace), "--output", str(results / "s.jsonl"),
+                   "--metrics", str(results / "m.json")) == 0, console[-3000:]  # fmt: skip
+        assert cli("report", "--results", str(results / "s.jsonl"), "--output",
+                   str(config_copy / "reports" / "r.md"), "--charts-dir",
+                   str(config_copy / "docs" / "images")) == 0, console[-3000:]  # fmt: skip
+        # A tracking server that answers but is no MLflow, then one that is not there: the
+        # warning and the error name the store with its password masked.
+        answering = stub.base_url.removesuffix("/v1").replace("://", f"://bob:{URI_PASSWORD}@")
+        cli("score", "--results", str(trace), "--output", str(tmp_path / "s2.jsonl"),
+            extra_env={"MLFLOW_TRACKING_URI": answering})  # fmt: skip
+    for absent in (f"postgresql://alice:{URI_PASSWORD}@127.0.0.1:9/mlflow",
+                   f"http://bob:{URI_PASSWORD}@127.0.0.1:9"):  # fmt: skip
+        code = cli("run", "--mock", "--limit", "1", "--benchmark", "sample_math",
+                   "--output", str(tmp_path / "t2.jsonl"),
+                   extra_env={"MLFLOW_TRACKING_URI": absent})  # fmt: skip
+        assert code != 0
+    assert "postgresql://***@127.0.0.1:9/mlflow is unusable" in console
+    from llm_eval.runner.trace_io import read_rows
+
+    for row in read_rows(trace):
+        assert row.settings["extra_params"]["extra_headers"] == {
+            "X-Team": "[REDACTED]", "X-Api-Key": "[REDACTED]"
+        }  # fmt: skip
+        # LiteLLM maps an unknown finish reason to "stop"; the direct route keeps it.
+        echoed = "stop (Bearer [REDACTED])" if row.model == "direct" else "stop"
+        assert [call.finish_reason for call in row.calls] == [echoed]
+    written = [p for p in [*config_copy.rglob("*"), *cache.rglob("*")]
+               if p.is_file() and p != params_path]  # fmt: skip
+    assert any(p.name == "mlflow.db" for p in written), "tracking wrote nothing"
+    assert any(p.suffix == ".svg" for p in written)
+    mlflow_text = _mlflow_text(config_copy)
+    for secret in planted:
+        assert secret not in console
+        assert [str(p) for p in written if secret.encode() in p.read_bytes()] == []
+        assert secret not in mlflow_text

@@ -139,6 +139,10 @@ def run(
         int | None,
         typer.Option(help="Stop cleanly once this run's model calls used this many tokens."),
     ] = None,
+    max_response_bytes: Annotated[
+        int | None,
+        typer.Option(help="Largest reply body read, decoded; larger is a response_too_large row."),
+    ] = None,
     only_wrong: Annotated[
         Path | None,
         typer.Option(
@@ -173,6 +177,7 @@ def run(
             "fail_on_error": fail_on_error,
             "max_cost_usd": max_cost,
             "max_total_tokens": max_total_tokens,
+            "max_response_bytes": max_response_bytes,
         },
         max_tokens=max_tokens,
         context_size=context_size,

@@ -29,6 +29,7 @@ _OPTION_OF = {
     "max_tokens": "--max-tokens",
     "max_cost_usd": "--max-cost",
     "max_total_tokens": "--max-total-tokens",
+    "max_response_bytes": "--max-response-bytes",
 }
 
 

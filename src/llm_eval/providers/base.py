@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from llm_eval.redaction import register_secret, secret_settings
 from llm_eval.schemas import ModelConfig, Usage
 
 SAME_WIRE_ROUTES = {"openai_compatible": "litellm"}
@@ -108,6 +110,12 @@ class Provider:
 
     def __init__(self, model: ModelConfig) -> None:
         self.model = model
+        # A server may echo what it was sent (its key, any header) in any field of a reply or
+        # of an error: those values are redacted wherever text is written, however they look.
+        for value in secret_settings(model.extra_params):
+            register_secret(value)
+        if model.api_key_env:
+            register_secret(os.environ.get(model.api_key_env, ""))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Make one call; raise `ProviderError` on failure."""

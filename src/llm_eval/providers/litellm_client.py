@@ -8,6 +8,7 @@ from typing import Any
 
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, ToolCall
+from llm_eval.providers.body_limits import bound_litellm_transports, too_large_message
 from llm_eval.providers.failures import (
     is_client_config_error,
     is_transient_status,
@@ -35,6 +36,7 @@ def load_litellm() -> Any:
         litellm.drop_params = True  # a setting a provider does not know is dropped, not fatal
         # Retries belong to our runner; LiteLLM's own would hide attempts and double them.
         litellm.num_retries = 0
+        bound_litellm_transports()  # before any client exists: every reply's body is capped
         _litellm = litellm
     return _litellm
 
@@ -139,6 +141,10 @@ def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
+    too_large = too_large_message(exc)
+    if too_large is not None:
+        # The same server would send the same body again: no retry.
+        return ProviderError("response_too_large", redact(too_large)[:1000], transient=False)
     message = redact(str(exc), [api_key] if api_key else None)[:1000]
     retry_after = retry_after_from_headers(lambda name: _header(exc, name))
     if is_client_config_error(exc):

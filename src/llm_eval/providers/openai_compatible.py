@@ -17,7 +17,12 @@ from llm_eval.providers.base import ChatRequest, ChatResponse, Provider
 from llm_eval.providers.openai_clients import close_clients, shared_client
 from llm_eval.providers.openai_errors import classify_sdk_error
 from llm_eval.providers.openai_reply import parse_reply
-from llm_eval.providers.openai_request import api_base_problem, endpoint_base, request_body
+from llm_eval.providers.openai_request import (
+    api_base_problem,
+    endpoint_base,
+    request_body,
+    request_headers,
+)
 from llm_eval.providers.registry import register_provider
 from llm_eval.schemas import ModelConfig
 
@@ -54,6 +59,7 @@ class OpenAICompatibleProvider(Provider):
                 model=body.pop("model"),
                 messages=body.pop("messages"),
                 extra_body=body,
+                extra_headers=request_headers(self.model),
                 timeout=request.timeout_s,
             )
             raw = await reply.http_response.aread()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from llm_eval.errors import ProviderError
+from llm_eval.providers.body_limits import find_too_large
 from llm_eval.providers.failures import (
     is_client_config_error,
     is_transient_status,
@@ -24,6 +25,10 @@ def classify_sdk_error(exc: Exception, api_key: str = "") -> ProviderError:
     import openai
 
     secrets = [api_key] if api_key else None
+    too_large = find_too_large(exc)
+    if too_large is not None:
+        # The same server would send the same body again: no retry.
+        return ProviderError("response_too_large", str(too_large), transient=False)
     message = redact(str(exc), secrets)[:1000]
     if is_client_config_error(exc):
         # The client refused its own settings (a bad URL) before sending: no retry can help.

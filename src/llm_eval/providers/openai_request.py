@@ -70,10 +70,21 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
     return body
 
 
+def request_headers(model: ModelConfig) -> dict[str, str] | None:
+    """`extra_params.extra_headers`: sent as HTTP headers, as LiteLLM sends them."""
+    headers = model.extra_params.get("extra_headers")
+    if not isinstance(headers, dict) or not headers:
+        return None
+    return {str(name): str(value) for name, value in headers.items()}
+
+
 def _merge(body: dict[str, Any], params: dict[str, Any]) -> None:
-    """Add parameters; an `extra_body` is flattened into the body, as the SDK would send it."""
+    """Add parameters; an `extra_body` is flattened into the body, as the SDK would send it;
+    `extra_headers` are headers, not body (`request_headers`)."""
     for key, value in params.items():
         if key == "extra_body" and isinstance(value, dict):
             body.update(value)
+        elif key == "extra_headers":
+            continue
         else:
             body[key] = value

@@ -11,11 +11,12 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
+from llm_eval.providers.body_limits import BodyLimits, body_limits
 from llm_eval.redaction import redact
 from llm_eval.runner.cache import ResponseCache
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -42,6 +43,7 @@ class ModelClient:
     counters: CallCounters = field(default_factory=CallCounters)
     rng: random.Random = field(default_factory=random.Random)
     max_response_chars: int = 1_000_000
+    body_limits: BodyLimits = field(default_factory=BodyLimits)
 
     def request(self, request: ChatRequest, hint: TaskHint) -> ChatRequest:
         """`request` with the task hint attached only if the provider is simulated."""
@@ -84,7 +86,8 @@ class ModelClient:
                     started.attempts += 1
                 try:
                     async with asyncio.timeout(request.timeout_s):
-                        return await self.provider.complete(request)
+                        with body_limits(self.body_limits):
+                            return await self.provider.complete(request)
                 except TimeoutError:
                     raise ProviderError(
                         "timeout", f"no complete reply within {request.timeout_s} s", transient=True
@@ -136,10 +139,15 @@ class ModelClient:
 def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
     """Redact secrets from every text of a reply and cut its texts to `max_chars`.
 
-    Returns whether anything was cut. A provider can echo a key in its content, its reasoning
-    or a tool call's arguments; none of those may reach a trace, the cache or MLflow. A lone
-    surrogate (valid JSON, not UTF-8) is stored as its escape text, so the row is kept.
+    Returns whether anything was cut. A provider can echo a key in any string it sends: its
+    content, reasoning, finish reason, a tool call's id, name or arguments; none of those may
+    reach a trace, the cache or MLflow. A lone surrogate (valid JSON, not UTF-8) is stored as
+    its escape text, so the row is kept.
     """
+    for attribute in fields(response):  # every text field, those added later too
+        value = getattr(response, attribute.name)
+        if isinstance(value, str):
+            setattr(response, attribute.name, redact(value))
     cut = False
     if response.content is not None:
         response.content, cut_content = _bounded(redact(response.content), max_chars)

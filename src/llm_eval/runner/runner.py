@@ -23,8 +23,9 @@ from llm_eval.config.task_files import read_task_file
 from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, wire_route
+from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
-from llm_eval.redaction import redact, redact_data
+from llm_eval.redaction import redact, redact_data, redact_settings
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import CallCounters, ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -228,6 +229,8 @@ class EvaluationRunner:
         """One client per model; models on one connection share its adaptive limiter."""
         limiters: dict[str, AdaptiveLimiter] = {}
         clients: dict[str, ModelClient] = {}
+        runner = self.config.runner
+        body_limits = BodyLimits(runner.max_response_bytes, runner.max_compression_ratio)
         rng = random.Random()
         for name in self.models:
             provider = factory(self.config.models[name])
@@ -236,7 +239,7 @@ class EvaluationRunner:
             limiter = limiters.setdefault(key, AdaptiveLimiter(ceiling))
             clients[name] = ModelClient(
                 provider, self.policy, limiter, cache, self.summary.calls, rng,
-                self.config.runner.max_response_chars,
+                self.config.runner.max_response_chars, body_limits,
             )  # fmt: skip
         return clients
 
@@ -552,8 +555,9 @@ class EvaluationRunner:
         settings["tools"] = list(bench.tools)
         settings["tool_max_rounds"] = runner.tool_max_rounds
         settings["max_response_chars"] = runner.max_response_chars
-        # Stored in every row: a secret pasted into a URL or extra_params must not be.
-        redacted: dict[str, Any] = redact_data(settings)
+        # Stored in every row: a secret pasted into a URL or extra_params must not be, nor
+        # a header or a secret-named setting whatever its value looks like.
+        redacted: dict[str, Any] = redact_settings(settings)
         return redacted
 
     @staticmethod

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_eval.redaction import is_secret_name, redact
+from llm_eval.redaction import is_secret_name, redact, redact_settings
 
 ENV_SWITCH = "LLM_EVAL_TRACKING"
 ENV_PIPELINE_ID = "LLM_EVAL_PIPELINE_ID"
@@ -236,9 +236,9 @@ def is_secret_param(name: str) -> bool:
 
 
 def safe_params(data: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """Flattened params as MLflow strings, secrets dropped, every value redacted."""
+    """Flattened params as MLflow strings, secrets dropped, headers and every value redacted."""
     params: dict[str, str] = {}
-    for name, value in flatten(data, prefix).items():
+    for name, value in flatten(redact_settings(data), prefix).items():
         if is_secret_param(name):
             continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from llm_eval.errors import UsageError
+from llm_eval.redaction import mask_uri, redact
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -32,7 +33,7 @@ def check_store(uri: str) -> None:
     problem = store_problem(uri)
     if problem is not None:
         raise UsageError(
-            f"MLflow tracking store {uri} is unusable: {problem} "
+            f"MLflow tracking store {mask_uri(uri)} is unusable: {redact(problem)} "
             "(fix MLFLOW_TRACKING_URI, or turn tracking off with LLM_EVAL_TRACKING=0)"
         )
 
