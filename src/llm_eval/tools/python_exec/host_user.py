@@ -115,6 +115,10 @@ def reachable_path(path: str) -> str:
     if os.path.isdir(path):
         return _STAGE.directory_for(path)
     folder, name = os.path.split(path)
+    if not os.stat(folder).st_mode & stat.S_IXOTH:
+        # A bind shows the source's own mode: a folder others cannot search stays closed
+        # however it is staged, so the file itself is bound onto an empty staged file.
+        return _STAGE.file_for(path)
     return os.path.join(_STAGE.directory_for(folder), name)
 
 
@@ -145,8 +149,16 @@ class _Stage:
         self._root: str | None = None
 
     def directory_for(self, tree: str) -> str:
-        for source, staged in self.binds:
-            if source == tree:
+        """An empty directory onto which the child binds `tree`."""
+        return self._staged(tree, is_file=False)
+
+    def file_for(self, source: str) -> str:
+        """An empty file onto which the child binds the file `source`."""
+        return self._staged(source, is_file=True)
+
+    def _staged(self, source: str, *, is_file: bool) -> str:
+        for known, staged in self.binds:
+            if known == source:
                 return staged
         if self._root is None:
             _remove_stale_stages()
@@ -155,9 +167,12 @@ class _Stage:
             os.chmod(self._root, 0o755)
             atexit.register(self._remove)
         staged = os.path.join(self._root, str(len(self.binds)))
-        os.mkdir(staged, 0o755)
+        if is_file:
+            os.close(os.open(staged, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o755))
+        else:
+            os.mkdir(staged, 0o755)
         os.chmod(staged, 0o755)  # whatever the umask
-        self.binds.append((tree, staged))
+        self.binds.append((source, staged))
         return staged
 
     def _remove(self) -> None:
@@ -195,11 +210,14 @@ def _remove_stale_stages() -> None:
 
 
 def _remove_empty_tree(root: str) -> None:
-    """rmdir the stage's directories: only empty ones go, never a file."""
+    """Remove the stage's empty directories and empty files, never anything with content."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(root):
             with contextlib.suppress(OSError):
-                os.rmdir(entry.path)
+                if entry.is_dir(follow_symlinks=False):
+                    os.rmdir(entry.path)
+                elif entry.is_file(follow_symlinks=False) and not entry.stat().st_size:
+                    os.unlink(entry.path)
         os.rmdir(root)
 
 
