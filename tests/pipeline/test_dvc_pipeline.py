@@ -50,6 +50,7 @@ COPIED = (
     ".dvc/.gitignore",
     ".dvc/plots/accuracy_interval.json",
     ".dvc/plots-page.html",
+    "reviews/verdicts.jsonl",
 )
 COPIED_DIRS = ("configs", "data", "src")
 PUBLISHED = (

@@ -190,12 +190,36 @@ def score(
     ] = None,
     config_root: ConfigRoot = Path("."),
 ) -> None:
-    """Rescore trace rows without calling any model."""
+    """Rescore trace rows without calling any model, applying reviews/verdicts.jsonl."""
     from llm_eval.cli.score import execute_explain, execute_score
 
     if explain is not None:
         raise typer.Exit(execute_explain(results, explain))
     raise typer.Exit(execute_score(results, output, metrics, config_root, details))
+
+
+@app.command()
+def review(
+    results: Annotated[
+        list[Path], typer.Option("--results", "-r", help="Scored trace JSONL file(s).")
+    ],
+    reviewer: Annotated[str | None, typer.Option(help="Who decides (default: $USER).")] = None,
+    from_mlflow: Annotated[
+        bool,
+        typer.Option(
+            "--from-mlflow",
+            help="Pull the verdicts people added to these rows' traces in MLflow instead.",
+        ),
+    ] = False,
+    config_root: ConfigRoot = Path("."),
+) -> None:
+    """Decide the unsure rows one by one (right / wrong / skip / quit) into
+    reviews/verdicts.jsonl; `score` then applies them."""
+    from llm_eval.cli.review import execute_pull, execute_review
+
+    if from_mlflow:
+        raise typer.Exit(execute_pull(results, config_root))
+    raise typer.Exit(execute_review(results, reviewer, config_root))
 
 
 @app.command()

@@ -8,6 +8,7 @@ from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.run_record import copy_record
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
+from llm_eval.scoring.reviews import REVIEWS_FILE, apply_reviews, read_reviews
 from llm_eval.scoring.rows import score_rows
 
 
@@ -21,6 +22,7 @@ def execute_score(
     """Rescore each file (in place unless `output`), print what changed.
 
     `metrics` gets the flat headline (DVC metrics); `details` the per-benchmark numbers.
+    People's verdicts (reviews/verdicts.jsonl) apply after the rules.
     """
     from llm_eval.tracking import prepare_tracking, track_stage
 
@@ -29,11 +31,12 @@ def execute_score(
     for path in results:
         if not path.is_file():
             raise UsageError(f"--results: no such file {path}")
+    reviews = read_reviews(config_root / REVIEWS_FILE)
     tracked = prepare_tracking(config_root)
     all_rows = []
     for path in results:
         rows = read_rows(path)
-        rescored = score_rows(rows)
+        rescored = apply_reviews(score_rows(rows), reviews)
         changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
         write_rows(output or path, rescored)
         if output is not None:  # the run's plan and stop reason travel with its rows
