@@ -3,7 +3,7 @@ the decisions, MLflow holds them as HUMAN verdicts, a verdict added in MLflow is
 and `track --check` accepts a person's verdict beside the scorer's.
 
 The command line runs in this process (Typer's runner, scripted stdin) so that a scorer
-registered here can leave rows unsure; MLflow is a real SQLite store read back through
+registered by the tests can leave rows unsure; MLflow is a real SQLite store read back through
 `MlflowClient`.
 """
 
@@ -20,39 +20,14 @@ from typer.testing import CliRunner, Result
 from llm_eval.cli.app import app
 from llm_eval.runner.trace_io import read_rows, write_rows
 from llm_eval.schemas import TraceRow
-from llm_eval.scoring import AnswerKey, ScoreResult, register_scorer
 from llm_eval.scoring.reviews import REVIEWS_FILE, reply_digest
 from llm_eval.tracking.identity import trace_id_of, trace_key
-from tests.support.rows import make_row
+from tests.support.unsure_scorer import unscored_row
 
 pytestmark = pytest.mark.slow
 
 HEDGE = "maybe 42, or perhaps 24"
 OTHER_HEDGE = "42? maybe not"
-
-
-@register_scorer("maybe_unsure")
-def maybe_unsure(response: str, key: AnswerKey) -> ScoreResult:
-    """Unsure of any reply saying "maybe"; otherwise right only for the answer itself."""
-    if "maybe" in response:
-        return ScoreResult.unsure("hedge", method="maybe", extracted=None, detail="says maybe")
-    right = response.strip() == key.answer
-    return ScoreResult(correct=right, method="exact", extracted=response.strip())
-
-
-def unscored_row(model: str, task_id: str, response: str) -> TraceRow:
-    return make_row(
-        model=model,
-        task_id=task_id,
-        scorer="maybe_unsure",
-        response=response,
-        messages=[
-            {"role": "user", "content": f"Passage ... How many? ({task_id})"},
-            {"role": "assistant", "content": response},
-        ],
-        accepted_answers=["forty-two"],
-        distractors=["24"],
-    )
 
 
 @pytest.fixture()

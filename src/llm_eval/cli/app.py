@@ -188,14 +188,21 @@ def score(
     explain: Annotated[
         str | None, typer.Option(help="Show how each scoring rule decided for this task id.")
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            help="Let this configured model settle the rows still unsure after reviews "
+            "(off by default; its verdicts are kept in reviews/judge.jsonl)."
+        ),
+    ] = None,
     config_root: ConfigRoot = Path("."),
 ) -> None:
-    """Rescore trace rows without calling any model, applying reviews/verdicts.jsonl."""
+    """Rescore trace rows (no model call unless --judge), applying reviews/verdicts.jsonl."""
     from llm_eval.cli.score import execute_explain, execute_score
 
     if explain is not None:
         raise typer.Exit(execute_explain(results, explain))
-    raise typer.Exit(execute_score(results, output, metrics, config_root, details))
+    raise typer.Exit(execute_score(results, output, metrics, config_root, details, judge))
 
 
 @app.command()

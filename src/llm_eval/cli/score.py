@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from llm_eval.cli.judge import JudgeStep
 from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.run_record import copy_record
@@ -18,11 +19,13 @@ def execute_score(
     metrics: Path | None,
     config_root: Path = Path("."),
     details: Path | None = None,
+    judge: str | None = None,
 ) -> int:
     """Rescore each file (in place unless `output`), print what changed.
 
     `metrics` gets the flat headline (DVC metrics); `details` the per-benchmark numbers.
-    People's verdicts (reviews/verdicts.jsonl) apply after the rules.
+    People's verdicts (reviews/verdicts.jsonl) apply after the rules; `judge` then settles
+    what is still unsure.
     """
     from llm_eval.tracking import prepare_tracking, track_stage
 
@@ -32,11 +35,14 @@ def execute_score(
         if not path.is_file():
             raise UsageError(f"--results: no such file {path}")
     reviews = read_reviews(config_root / REVIEWS_FILE)
+    judging = JudgeStep.open(judge, config_root) if judge else None
     tracked = prepare_tracking(config_root)
     all_rows = []
     for path in results:
         rows = read_rows(path)
         rescored = apply_reviews(score_rows(rows), reviews)
+        if judging is not None:
+            rescored = judging.settle(path, rescored)
         changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
         write_rows(output or path, rescored)
         if output is not None:  # the run's plan and stop reason travel with its rows
