@@ -158,3 +158,18 @@ def test_review_walk_rescore_mlflow_pull_and_track_check(tracked: Path) -> None:
     assert bobs.source.source_id == "bob"  # the person's own verdict is kept, not duplicated
     done = invoke(root, "track", str(scored), "--scored", "--check")
     assert done.exit_code == 0, done.output
+
+
+def test_a_bad_line_in_the_reviews_file_stops_score_at_that_line(config_copy: Path) -> None:
+    from tests.support.cli import llm_eval
+    from tests.support.rows import make_row
+
+    write_rows(config_copy / "t.jsonl", [make_row()])
+    reviews = config_copy / REVIEWS_FILE
+    reviews.parent.mkdir()
+    reviews.write_text('\n{"benchmark": "b"\n', encoding="utf-8")
+    done = llm_eval("score", "--results", "t.jsonl", cwd=config_copy)
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"{Path('reviews') / 'verdicts.jsonl'}:2: not JSON: " + (
+        "Expecting ',' delimiter"
+    )

@@ -49,6 +49,9 @@ def execute_score(
             copy_record(path, output)
         all_rows += rescored
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
+        people = sum(1 for row in rescored if row.score and row.score.source == "human")
+        if people:
+            print(f"{path}: {people} verdict(s) decided by people ({REVIEWS_FILE})")
     per_benchmark = benchmark_metrics(all_rows)
     if metrics is not None:
         dump_json(metrics, headline_metrics(all_rows, per_benchmark.get("overall")))
