@@ -208,8 +208,13 @@ def score(
 @app.command()
 def review(
     results: Annotated[
-        list[Path], typer.Option("--results", "-r", help="Scored trace JSONL file(s).")
-    ],
+        list[Path],
+        typer.Option(
+            "--results",
+            "-r",
+            help="Scored trace JSONL file(s) (default: results/scored/ of every run.models model).",
+        ),
+    ] = [],  # noqa: B006
     reviewer: Annotated[str | None, typer.Option(help="Who decides (default: $USER).")] = None,
     from_mlflow: Annotated[
         bool,
@@ -224,6 +229,10 @@ def review(
     reviews/verdicts.jsonl; `score` then applies them."""
     from llm_eval.cli.review import execute_pull, execute_review
 
+    if not results:
+        from llm_eval.config.layout import scored_paths
+
+        results = scored_paths(config_root)
     if from_mlflow:
         raise typer.Exit(execute_pull(results, config_root))
     raise typer.Exit(execute_review(results, reviewer, config_root))

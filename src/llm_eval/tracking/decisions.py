@@ -113,8 +113,8 @@ def log_decisions(
         trace_id = trace_id_of(trace_key(row))
         same_source = [a for a in current.get(trace_id, ()) if _same_source(a, row)]
         differing = [a for a in same_source if _stated(a) != row.status]
-        if any((a.create_time_ms or 0) > _millis(row.score.decided_at) for a in differing):
-            newer += row.score.source == "human"
+        if any(_added_later(a, row.score.decided_at) for a in differing):
+            newer += 1
             continue
         if not differing and len(same_source) > 0:
             unchanged += 1
@@ -133,6 +133,13 @@ def log_decisions(
             file=sys.stderr,
         )
     return DecisionCounts(len(feedback), unchanged, newer)
+
+
+def _added_later(assessment: Assessment, decided_at: str | None) -> bool:
+    """A person's verdict added in MLflow (not one `score` wrote) after the file's decision."""
+    if KEY_METADATA in (assessment.metadata or {}) or source_type(assessment) != HUMAN:
+        return False
+    return (assessment.create_time_ms or 0) > _millis(decided_at)
 
 
 def _same_source(assessment: Assessment, row: TraceRow) -> bool:
@@ -221,7 +228,8 @@ def _pulled(key: ReviewKey, assessment: Assessment, verdict: SureVerdict, stamp:
         reply_sha256=digest,
         verdict=verdict,
         reviewer=(source.source_id if source is not None else None) or "mlflow",
-        timestamp=datetime.fromtimestamp(stamp / 1000, UTC).isoformat(timespec="seconds"),
+        # To the millisecond, as MLflow stamps it: the same verdict is then never "newer".
+        timestamp=datetime.fromtimestamp(stamp / 1000, UTC).isoformat(timespec="milliseconds"),
         note=redact(rationale) if rationale else None,
         via="mlflow",
     )
