@@ -373,6 +373,35 @@ def test_scoring_code_change_rescores_without_calling_models(pipeline: Pipeline)
         reset(repo)
 
 
+def test_a_review_rescores_by_repro_without_calling_models(pipeline: Pipeline) -> None:
+    """A person's verdict in reviews/verdicts.jsonl reruns `score` and `report` only."""
+    from llm_eval.runner.trace_io import read_rows
+    from llm_eval.scoring.reviews import REVIEWS_FILE, Review, append_records, review_key
+
+    repo = pipeline.repo
+    before = file_bytes(repo)
+    scored = repo / "results/scored/mock-flaky.jsonl"
+    wrong = next(row for row in read_rows(scored) if row.status == "incorrect")
+    benchmark, task_id, answer, digest = review_key(wrong)
+    decision = Review(
+        benchmark=benchmark, task_id=task_id, answer=answer, reply_sha256=digest,
+        verdict="correct", reviewer="tester", timestamp="2026-12-06T06:00:00+00:00",
+    )  # fmt: skip
+    try:
+        append_records(repo / REVIEWS_FILE, [decision])
+        output = dvc(repo, "repro")
+        assert stages_run(output) == {"score@mock-varied", "score@mock-flaky", "report"}
+        for model in MODELS:
+            trace = f"results/traces/{model}.jsonl"
+            assert (repo / trace).read_bytes() == before[trace], "a trace changed: a model ran"
+        (reviewed,) = [row for row in read_rows(scored) if row.key == wrong.key]
+        assert reviewed.status == "correct"
+        assert reviewed.score is not None and reviewed.score.source == "human"
+        assert "mock-flaky.strict_accuracy" in dvc(repo, "metrics", "diff")
+    finally:
+        reset(repo)
+
+
 REJECT_ALL = """
 # test_dvc_pipeline: a scorer change that rejects everything. It wraps the lookup instead of
 # reading the registry here: reading it would load the package's modules while this one is

@@ -99,5 +99,8 @@ def test_bad_lines_are_reported_with_file_and_line(tmp_path: Path) -> None:
     assert "not ISO 8601" in text and "extra" in text
 
 
-def test_a_missing_file_holds_no_decision(tmp_path: Path) -> None:
+def test_a_missing_file_or_one_with_its_header_only_holds_no_decision(tmp_path: Path) -> None:
     assert read_reviews(tmp_path / "none.jsonl") == {}
+    header = tmp_path / "verdicts.jsonl"
+    header.write_text("# people's verdicts, one JSON line each\n\n", encoding="utf-8")
+    assert read_reviews(header) == {}

@@ -128,8 +128,9 @@ def describe(row: TraceRow, number: int, total: int, shared: int) -> str:
     lines += [
         "Reply:",
         _indented(row.response or ""),
-        f"Scorer: unsure ({score.unsure_reason or '?'}) by {score.method}; "
-        f"extracted {score.extracted!r}" + (f"; {score.detail}" if score.detail else ""),
+        f"Scorer: unsure ({score.unsure_reason or '?'}) by {score.method}"
+        + (f"; extracted {score.extracted!r}" if score.extracted is not None else "")
+        + (f"; {score.detail}" if score.detail else ""),
     ]
     return "\n".join(lines)
 

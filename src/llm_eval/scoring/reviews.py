@@ -98,14 +98,16 @@ R = TypeVar("R", bound=KeyedRecord)
 def read_records(path: Path, schema: type[R]) -> list[R]:
     """Every line of a verdict file, in order; a missing file is empty.
 
-    Every bad line is reported (file:line), not only the first.
+    Lines starting with `#` are comments (the committed file starts with one, so that it is
+    never empty: DVC warns about an empty dependency). Every bad line is reported
+    (file:line), not only the first.
     """
     if not path.is_file():
         return []
     records: list[R] = []
     problems: list[Problem] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
+        if not line.strip() or line.startswith("#"):  # the file's header, blank lines
             continue
         try:
             records.append(schema.model_validate(json.loads(line)))
