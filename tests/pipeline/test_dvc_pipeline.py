@@ -51,6 +51,7 @@ COPIED = (
     ".dvc/.gitignore",
     ".dvc/plots/accuracy_interval.json",
     ".dvc/plots-page.html",
+    "reviews/verdicts.jsonl",
 )
 COPIED_DIRS = ("configs", "data", "src")
 PUBLISHED = (
@@ -401,6 +402,35 @@ def test_a_key_fix_in_data_rescores_without_calling_models(pipeline: Pipeline) -
         _, runs_after = pipeline.runs()
         new = [r for r in runs_after if r.info.run_id not in {x.info.run_id for x in runs_before}]
         assert [r.data.tags["llm_eval.stage"] for r in new].count("run") == 0
+    finally:
+        reset(repo)
+
+
+def test_a_review_rescores_by_repro_without_calling_models(pipeline: Pipeline) -> None:
+    """A person's verdict in reviews/verdicts.jsonl reruns `score` and `report` only."""
+    from llm_eval.runner.trace_io import read_rows
+    from llm_eval.scoring.reviews import REVIEWS_FILE, Review, append_records, review_key
+
+    repo = pipeline.repo
+    before = file_bytes(repo)
+    scored = repo / "results/scored/mock-flaky.jsonl"
+    wrong = next(row for row in read_rows(scored) if row.status == "incorrect")
+    benchmark, task_id, answer, digest = review_key(wrong)
+    decision = Review(
+        benchmark=benchmark, task_id=task_id, answer=answer, reply_sha256=digest,
+        verdict="correct", reviewer="tester", timestamp="2026-12-06T06:00:00+00:00",
+    )  # fmt: skip
+    try:
+        append_records(repo / REVIEWS_FILE, [decision])
+        output = dvc(repo, "repro")
+        assert stages_run(output) == {"score@mock-varied", "score@mock-flaky", "report"}
+        for model in MODELS:
+            trace = f"results/traces/{model}.jsonl"
+            assert (repo / trace).read_bytes() == before[trace], "a trace changed: a model ran"
+        (reviewed,) = [row for row in read_rows(scored) if row.key == wrong.key]
+        assert reviewed.status == "correct"
+        assert reviewed.score is not None and reviewed.score.source == "human"
+        assert "mock-flaky.strict_accuracy" in dvc(repo, "metrics", "diff")
     finally:
         reset(repo)
 

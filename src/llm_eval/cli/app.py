@@ -205,14 +205,55 @@ def score(
     explain: Annotated[
         str | None, typer.Option(help="Show how each scoring rule decided for this task id.")
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            help="Let this configured model settle the rows still unsure after reviews "
+            "(off by default; its verdicts are kept in reviews/judge.jsonl)."
+        ),
+    ] = None,
     config_root: ConfigRoot = Path("."),
 ) -> None:
-    """Rescore trace rows with today's answer keys (task files, scorers), calling no model."""
+    """Rescore trace rows with today's answer keys, then people's verdicts
+    (reviews/verdicts.jsonl); no model call unless --judge."""
     from llm_eval.cli.score import execute_explain, execute_score
 
     if explain is not None:
         raise typer.Exit(execute_explain(results, explain, config_root))
-    raise typer.Exit(execute_score(results, output, metrics, config_root, details))
+    raise typer.Exit(execute_score(results, output, metrics, config_root, details, judge))
+
+
+@app.command()
+def review(
+    results: Annotated[
+        list[Path],
+        typer.Option(
+            "--results",
+            "-r",
+            help="Scored trace JSONL file(s) (default: results/scored/ of every run.models model).",
+        ),
+    ] = [],  # noqa: B006
+    reviewer: Annotated[str | None, typer.Option(help="Who decides (default: $USER).")] = None,
+    from_mlflow: Annotated[
+        bool,
+        typer.Option(
+            "--from-mlflow",
+            help="Pull the verdicts people added to these rows' traces in MLflow instead.",
+        ),
+    ] = False,
+    config_root: ConfigRoot = Path("."),
+) -> None:
+    """Decide the unsure rows one by one (right / wrong / skip / quit) into
+    reviews/verdicts.jsonl; `score` then applies them."""
+    from llm_eval.cli.review import execute_pull, execute_review
+
+    if not results:
+        from llm_eval.config.layout import scored_paths
+
+        results = scored_paths(config_root)
+    if from_mlflow:
+        raise typer.Exit(execute_pull(results, config_root))
+    raise typer.Exit(execute_review(results, reviewer, config_root))
 
 
 @app.command()

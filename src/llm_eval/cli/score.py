@@ -5,11 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from llm_eval.cli.judge import JudgeStep
 from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.run_record import copy_record
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
 from llm_eval.scoring.current_key import KeyChanges, current_keys, with_current_key
+from llm_eval.scoring.reviews import REVIEWS_FILE, apply_reviews, read_reviews
 from llm_eval.scoring.rows import score_rows
 
 
@@ -19,10 +21,13 @@ def execute_score(
     metrics: Path | None,
     config_root: Path = Path("."),
     details: Path | None = None,
+    judge: str | None = None,
 ) -> int:
     """Rescore each file with today's keys (in place unless `output`), print what changed.
 
     `metrics` gets the flat headline (DVC metrics); `details` the per-benchmark numbers.
+    People's verdicts (reviews/verdicts.jsonl) apply after the rules; `judge` then settles
+    what is still unsure.
     """
     from llm_eval.tracking import prepare_tracking, track_stage
 
@@ -31,12 +36,16 @@ def execute_score(
     for path in results:
         if not path.is_file():
             raise UsageError(f"--results: no such file {path}")
+    reviews = read_reviews(config_root / REVIEWS_FILE)
+    judging = JudgeStep.open(judge, config_root) if judge else None
     tracked = prepare_tracking(config_root)
     files = [(path, read_rows(path)) for path in results]
     keys = current_keys(config_root, {row.benchmark for _, rows in files for row in rows})
     all_rows = []
     for path, rows in files:
-        rescored = score_rows(with_current_key(row, keys) for row in rows)
+        rescored = apply_reviews(score_rows(with_current_key(row, keys) for row in rows), reviews)
+        if judging is not None:
+            rescored = judging.settle(path, rescored)
         changed = sum(a.status != b.status for a, b in zip(rows, rescored, strict=True))
         write_rows(output or path, rescored)
         if output is not None:  # the run's plan and stop reason travel with its rows
@@ -44,6 +53,9 @@ def execute_score(
         all_rows += rescored
         print(f"{path}: {len(rescored)} rows scored, {changed} verdict(s) changed")
         _print_key_changes(KeyChanges.of(rescored))
+        people = sum(1 for row in rescored if row.score and row.score.source == "human")
+        if people:
+            print(f"{path}: {people} verdict(s) decided by people ({REVIEWS_FILE})")
     per_benchmark = benchmark_metrics(all_rows)
     if metrics is not None:
         dump_json(metrics, headline_metrics(all_rows, per_benchmark.get("overall")))

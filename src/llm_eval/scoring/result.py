@@ -33,6 +33,12 @@ class ScoreResult(BaseModel):
     """Why the rules could not decide (`self_correction`, `paraphrase`, ...); None when sure."""
     source: VerdictSource = "rule"
     """Who decided `verdict`: the rules, a person (`human`) or an LLM judge (`judge`)."""
+    decided_by: str | None = None
+    """The reviewer, or the judge model, when `source` is not `rule`."""
+    decided_at: str | None = None
+    """When the reviewer or the judge decided (ISO 8601, UTC)."""
+    decision_note: str | None = None
+    """The reviewer's note, or the judge's raw reply (redacted)."""
     method: str
     """Short stable name of the deciding rule, e.g. `exact`, `transliteration`, `no_match`."""
     extracted: str | None

@@ -64,7 +64,7 @@ def log_verdicts(
             invalidate += [(str(new.trace_id), str(a.assessment_id)) for a in ours]
         feedback.append(new)
     if feedback:
-        _write_feedback(client, feedback, invalidate)
+        write_feedback(client, feedback, invalidate)
     return VerdictCounts(len(feedback), replaced, unchanged)
 
 
@@ -84,7 +84,7 @@ def verdict_of(assessment: Assessment) -> tuple[Any, str | None, str | None]:
     )
 
 
-def _write_feedback(
+def write_feedback(
     client: MlflowClient, feedback: list[Feedback], invalidate: list[tuple[str, str]]
 ) -> None:
     """Write the new verdicts; mark `invalidate` ((trace id, assessment id)) not valid."""

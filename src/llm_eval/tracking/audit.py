@@ -2,21 +2,24 @@
 
 Read through MLflow's public search only (not the writers' own queries), so it checks what a
 user of the UI or of `MlflowClient` sees: traces are found by the key tags every trace carries
-(`identity`), and a trace's current verdicts are its valid `correct` assessments.
+(`identity`), and a trace's current verdicts are its valid `correct` assessments. A person's
+(HUMAN) or a judge's (LLM_JUDGE) verdict may sit beside the scorer's: the scorer's must be
+one, and each person's must be the decision reviews/verdicts.jsonl holds for its reply.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from llm_eval.tracking.identity import TraceKey, key_from_tags, trace_key
+from llm_eval.tracking.identity import TraceKey, key_from_tags, trace_id_of, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
 
     from llm_eval.schemas import TraceRow
+    from llm_eval.scoring.reviews import Review, ReviewKey
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,10 @@ class Audit:
     missing_verdicts: int = 0
     duplicate_verdicts: int = 0
     contradictory_verdicts: int = 0
+    human_not_in_file: int = 0
+    """People's verdicts in MLflow that reviews/verdicts.jsonl does not hold (pull them)."""
+    missing_human: int = 0
+    """Rows a person decided whose trace lacks that verdict (`track` writes it)."""
 
     @property
     def faults(self) -> int:
@@ -40,6 +47,8 @@ class Audit:
             + self.duplicate_traces
             + self.missing_verdicts
             + self.duplicate_verdicts
+            + self.human_not_in_file
+            + self.missing_human
         )
 
     def line(self) -> str:
@@ -54,6 +63,11 @@ class Audit:
                 f"{self.duplicate_verdicts} trace(s) with more than one current verdict "
                 f"({self.contradictory_verdicts} contradictory)"
             )
+            if self.human_not_in_file or self.missing_human:
+                text += (
+                    f", {self.human_not_in_file} human verdict(s) not in the reviews file, "
+                    f"{self.missing_human} reviewed row(s) without their human verdict"
+                )
         return text + (": OK" if not self.faults else "")
 
 
@@ -64,9 +78,12 @@ def audit_rows(
     rows: Sequence[TraceRow],
     *,
     scored: bool,
+    reviews: Mapping[ReviewKey, Review] | None = None,
 ) -> Audit:
-    """Count the faults of the rows' record in the store."""
+    """Count the faults of the rows' record in the store (`reviews`: the file's decisions,
+    which people's verdicts in MLflow must match)."""
     from llm_eval.tracking.assessments import FEEDBACK_NAME
+    from llm_eval.tracking.decisions import human_faults, rule_verdicts
     from llm_eval.tracking.record import search_trace_infos
 
     by_key: dict[TraceKey, list[Any]] = {}
@@ -77,19 +94,23 @@ def audit_rows(
                 by_key.setdefault(key, []).append(info)
     keys = list(dict.fromkeys(trace_key(row) for row in rows))
     counts = [len(by_key.get(key, [])) for key in keys]
-    missing_verdicts = duplicates = contradictory = 0
+    missing_verdicts = duplicates = contradictory = not_in_file = missing_human = 0
     if scored:
+        by_trace: dict[str, list[Any]] = {}
         for key in keys:
-            current = [
+            everyone = [
                 assessment
                 for info in by_key.get(key, [])
                 for assessment in info.assessments
                 if assessment.name == FEEDBACK_NAME and assessment.valid
             ]
+            by_trace[trace_id_of(key)] = everyone
+            current = rule_verdicts(everyone)
             values = {_verdict(assessment) for assessment in current}
             missing_verdicts += not current and key in by_key
             duplicates += len(current) > 1
             contradictory += len(values) > 1
+        not_in_file, missing_human = human_faults(rows, by_trace, reviews or {})
     return Audit(
         source=source,
         rows=len(keys),
@@ -100,6 +121,8 @@ def audit_rows(
         missing_verdicts=missing_verdicts,
         duplicate_verdicts=duplicates,
         contradictory_verdicts=contradictory,
+        human_not_in_file=not_in_file,
+        missing_human=missing_human,
     )
 
 

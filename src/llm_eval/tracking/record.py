@@ -149,10 +149,14 @@ def simulated_shifts(rows: Sequence[TraceRow]) -> list[int]:
 def reconcile_verdicts(
     client: MlflowClient, rows: Sequence[TraceRow], view: StoreView
 ) -> VerdictCounts:
-    """Give every row's trace its current verdict (the traces must be stored)."""
+    """Give every row's trace its current verdict (the traces must be stored), and the rows
+    a person or the judge settled that verdict too, beside it."""
     from llm_eval.tracking.assessments import log_verdicts
+    from llm_eval.tracking.decisions import log_decisions
 
-    return log_verdicts(client, rows, view.verdicts)
+    counts = log_verdicts(client, rows, view.verdicts)
+    log_decisions(client, rows, view.verdicts)
+    return counts
 
 
 def say_repairs(
