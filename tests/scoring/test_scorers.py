@@ -466,8 +466,10 @@ def test_exact_contains_single_words_only() -> None:
 
 
 def test_unknown_kind_names_the_valid_kinds() -> None:
-    with pytest.raises(ValueError, match="exact, language, numeric"):
+    # Other tests may register scorers of their own: the built-in kinds must all be named.
+    with pytest.raises(ValueError) as raised:
         score_text("x", "x", kind="fuzzy")
+    assert all(kind in str(raised.value) for kind in ("exact", "language", "numeric"))
     with pytest.raises(ValueError, match="unknown scorer kind"):
         explain_text("x", "x", kind="fuzzy")
 
