@@ -4,34 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
-import json
-import os
 import random
-import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from llm_eval.config.loading import AppConfig
 from llm_eval.config.run_inputs import question_digest
 from llm_eval.config.task_files import read_task_file
-from llm_eval.errors import MissingApiKeyError, ProviderError, UsageError
+from llm_eval.errors import ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, wire_route
 from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
 from llm_eval.redaction import redact, redact_data, redact_settings
 from llm_eval.runner.cache import ResponseCache, cache_dir
-from llm_eval.runner.model_client import CallCounters, ModelClient
+from llm_eval.runner.model_client import ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.resume import question_unchanged, regraded_under_current_key
 from llm_eval.runner.retry import AttemptLog, RetryPolicy
-from llm_eval.runner.stopping import Budget, RunStopped, Spend, StopReason
+from llm_eval.runner.row_clock import (
+    new_run_id,
+    now_stamp,
+    planned_counts,
+    settings_digest,
+    simulated_clock,
+    with_attempts,
+)
+from llm_eval.runner.stopping import Budget, RunStopped, StopReason
 from llm_eval.runner.trace_io import (
     AsyncTraceWriter,
     exclusive_writer,
@@ -41,124 +43,38 @@ from llm_eval.runner.trace_io import (
     read_rows,
     write_rows,
 )
+from llm_eval.runner.work_items import (
+    ProgressSink,
+    Rerun,
+    RunSummary,
+    SilentProgress,
+    TaskFilter,
+    WorkItem,
+    check_api_keys,
+)
 from llm_eval.schemas import (
     CallRecord,
     ErrorInfo,
     ModelConfig,
     RowKey,
-    Task,
     TraceRow,
     Usage,
 )
 from llm_eval.scoring.rows import score_row
 from llm_eval.tools.registry import ToolRegistry
 
-
-@dataclass(frozen=True)
-class WorkItem:
-    """One model x task x epoch to run."""
-
-    model: str
-    benchmark: str
-    task: Task
-    epoch: int
-
-    @property
-    def key(self) -> RowKey:
-        return (self.model, self.benchmark, self.task.id, self.epoch)
-
-
-@dataclass(frozen=True)
-class TaskFilter:
-    """Which tasks of each benchmark run."""
-
-    include: frozenset[str] = frozenset()
-    exclude: frozenset[str] = frozenset()
-    limit: int | None = None
-
-    def apply(self, tasks: list[Task]) -> list[Task]:
-        kept = [
-            t
-            for t in tasks
-            if (not self.include or t.category in self.include) and t.category not in self.exclude
-        ]
-        return kept if self.limit is None else kept[: self.limit]
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """A targeted rerun: only these task ids and/or these row keys (e.g. the rows scored
-    wrong). Without `--resume` their rows in the results file are replaced; with it, only
-    the missing or errored ones among them are run."""
-
-    task_ids: frozenset[str] = frozenset()
-    keys: frozenset[RowKey] | None = None
-
-    def selects(self, item: WorkItem) -> bool:
-        if self.task_ids and item.task.id not in self.task_ids:
-            return False
-        return self.keys is None or item.key in self.keys
-
-
-class ProgressSink(Protocol):
-    """Receives progress events; the CLI draws a Rich bar, tests may count."""
-
-    def start(self, totals: dict[str, int]) -> None: ...
-    def row_done(self, model: str, status: str) -> None: ...
-    def retried(self, model: str) -> None: ...
-
-
-class SilentProgress:
-    """A progress sink that shows nothing."""
-
-    def start(self, totals: dict[str, int]) -> None:
-        return None
-
-    def row_done(self, model: str, status: str) -> None:
-        return None
-
-    def retried(self, model: str) -> None:
-        return None
-
-
-@dataclass
-class RunSummary:
-    """What a run did, for the exit code and the console."""
-
-    output: Path
-    run_id: str
-    rows_written: int = 0
-    rows_kept: int = 0
-    rows_stale: int = 0
-    """Finished rows run again because their task's text changed since they were made."""
-    rows_regraded: int = 0
-    """Finished rows rescored, not run again, because their task's key changed since."""
-    statuses: Counter[str] = field(default_factory=Counter)
-    calls: CallCounters = field(default_factory=CallCounters)
-    first_errors: dict[str, ErrorInfo] = field(default_factory=dict)
-    """The first error row of each model, to say what went wrong without opening the trace."""
-    stop: StopReason | None = None
-    """Why the run stopped before its plan was done (None: it ran every item)."""
-    spend: Spend = field(default_factory=Spend)
-    planned: dict[str, dict[str, int]] = field(default_factory=dict)
-    """Rows the results file should hold when the run is done, per model and benchmark."""
-    pending: list[WorkItem] = field(default_factory=list)
-    """Items this run was to run and did not finish (a stopped run's missing rows)."""
-
-    def error_share(self) -> float:
-        total = sum(self.statuses.values())
-        return self.statuses["error"] / total if total else 0.0
-
-
-def check_api_keys(config: AppConfig, models: list[str]) -> None:
-    """Fail before any request when a selected model's key variable is not set."""
-    for name in models:
-        env = config.models[name].api_key_env
-        if env and not os.environ.get(env):
-            raise MissingApiKeyError(
-                f"model {name!r} needs the environment variable {env} (set it in .env or the "
-                "shell); no request was sent"
-            )
+__all__ = [
+    "EvaluationRunner",
+    "ProgressSink",
+    "Rerun",
+    "RunSummary",
+    "SilentProgress",
+    "TaskFilter",
+    "WorkItem",
+    "check_api_keys",
+    "new_run_id",
+    "simulated_clock",
+]
 
 
 class EvaluationRunner:
@@ -299,7 +215,7 @@ class EvaluationRunner:
         items, kept = self._select_and_keep(self.plan())
         self.summary.rows_kept = len(kept)
         self.summary.statuses.update(row.status for row in kept.values())
-        self.summary.planned = _planned_counts([*kept, *(item.key for item in items)])
+        self.summary.planned = planned_counts([*kept, *(item.key for item in items)])
         self._unfinished = {item.key for item in items}
         totals = Counter(item.model for item in items)
         self.progress.start(dict(totals))
@@ -423,7 +339,7 @@ class EvaluationRunner:
         self.progress.row_done(item.model, row.status)
 
     async def _execute(self, item: WorkItem) -> TraceRow:
-        started_at, started = _now(), time.perf_counter()
+        started_at, started = now_stamp(), time.perf_counter()
         calls: list[CallRecord] = []
         conversation: list[dict[str, Any]] = []
         attempts = AttemptLog()
@@ -440,7 +356,7 @@ class EvaluationRunner:
             limit = self.config.runner.task_timeout_s
             timeout = ProviderError("task_timeout", f"task exceeded {limit} s", transient=False)
             row = self._error_row(item, calls, conversation, timeout, started_at, started)
-            return _with_attempts(row, attempts.attempts)
+            return with_attempts(row, attempts.attempts)
         except Exception as exc:  # a bug must not take the run down with it: record it
             message = f"{type(exc).__name__}: {exc}"
             internal = ProviderError("internal_error", message, transient=False)
@@ -549,7 +465,7 @@ class EvaluationRunner:
         runner = self.config.runner
         settings = model.answer_settings()
         settings["max_tokens"] = model.max_tokens or runner.max_tokens
-        settings["prompt_digest"] = _digest(
+        settings["prompt_digest"] = settings_digest(
             [prompt, self.config.prompts[bench.prompt].model_dump()]
         )
         settings["tools"] = list(bench.tools)
@@ -622,7 +538,7 @@ class EvaluationRunner:
             settings=self._settings_of(item.model, item.benchmark),
             question_digest=question_digest(item.task),
             started_at=started_at,
-            finished_at=_now(),
+            finished_at=now_stamp(),
         )
 
     def _error_row(
@@ -642,69 +558,3 @@ class EvaluationRunner:
             attempts=row.attempts,
         )
         return row.model_copy(update={"error": info})
-
-
-def _planned_counts(keys: list[RowKey]) -> dict[str, dict[str, int]]:
-    """Rows per model and benchmark among `keys`."""
-    counts: dict[str, dict[str, int]] = {}
-    for model, benchmark, _task, _epoch in keys:
-        per_model = counts.setdefault(model, {})
-        per_model[benchmark] = per_model.get(benchmark, 0) + 1
-    return counts
-
-
-SIMULATED_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-"""Where a simulated row's clock starts: its times are simulated, so they come from the row's
-own simulated latencies, never the wall clock, and two runs give the same bytes."""
-
-
-def simulated_clock(row: TraceRow) -> TraceRow:
-    """`row` with a run id and times that depend only on its simulated content.
-
-    The run id names the model and its settings; each call starts when the previous one
-    ended, from `SIMULATED_EPOCH`; slot waits, tool durations and budget waits (real wall
-    time) are left out.
-    """
-    cursor = SIMULATED_EPOCH
-    calls = []
-    for record in row.calls:
-        calls.append(record.model_copy(update={"started_at": _stamp(cursor), "queue_s": 0.0}))
-        cursor += timedelta(seconds=record.latency_s)
-    tools = [
-        record.model_copy(update={"duration_s": None, "budget_wait_s": None})
-        for record in row.tool_calls
-    ]
-    return row.model_copy(
-        update={
-            "run_id": f"simulated-{row.model}-{_digest(row.settings)}",
-            "calls": calls,
-            "tool_calls": tools,
-            "started_at": _stamp(SIMULATED_EPOCH),
-            "finished_at": _stamp(SIMULATED_EPOCH + timedelta(seconds=row.latency_s or 0.0)),
-        }
-    )
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds")
-
-
-def _with_attempts(row: TraceRow, started: int) -> TraceRow:
-    """A timed-out row counts the attempts it started, not only the ones that finished."""
-    attempts = max(row.attempts, started)
-    error = row.error.model_copy(update={"attempts": attempts}) if row.error else None
-    return row.model_copy(update={"attempts": attempts, "error": error})
-
-
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def new_run_id() -> str:
-    """A sortable, unique id for one run."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
