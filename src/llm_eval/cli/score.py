@@ -8,6 +8,7 @@ from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.run_record import copy_record
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
+from llm_eval.schemas import TraceRow
 from llm_eval.scoring.rows import score_rows
 
 
@@ -56,6 +57,17 @@ def execute_score(
     return 0
 
 
+def _verdict_line(row: TraceRow) -> str:
+    """The row's verdict as the scorer gives it today, with the class of an unsure one."""
+    from llm_eval.scoring import UNSURE_REASONS, score_key
+
+    result = score_key(row.response or "", row.answer_key(), row.scorer, truncated=row.cut_off)
+    if result.verdict != "unsure":
+        return f"verdict: {result.verdict} ({result.method})"
+    reason = result.unsure_reason or "?"
+    return f"verdict: unsure ({reason}: {UNSURE_REASONS.get(reason, 'no description')})"
+
+
 def execute_explain(results: list[Path], task_id: str) -> int:
     """Print every scoring rule's decision for the rows of `task_id`."""
     from llm_eval.scoring import explain_text
@@ -81,6 +93,7 @@ def execute_explain(results: list[Path], task_id: str) -> int:
             )
             for rule in traces:
                 print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
+            print(f"  {_verdict_line(row)}")
     if not found:
         raise UsageError(f"--explain: no row with task id {task_id!r} in the given files")
     return 0

@@ -27,6 +27,7 @@ from llm_eval.scoring.matchers import (
     conclusion_of,
     content_tokens,
     is_hedged,
+    offers,
     polarity,
     tokens_equal,
 )
@@ -36,7 +37,7 @@ from llm_eval.scoring.normalize import (
 from llm_eval.scoring.result import AnswerKey
 from llm_eval.scoring.sentences import split_sentences
 
-Status = Literal["match", "veto", "pass"]
+Status = Literal["match", "veto", "pass", "unsure"]
 
 _COMMENTARY_WORDS = 4
 
@@ -134,6 +135,8 @@ class Outcome:
     detail: str
     method: str | None = None
     """For a veto, the verdict's method when it differs from the rule's name."""
+    reason: str | None = None
+    """For an unsure outcome, its class (one of `unsure.UNSURE_REASONS`)."""
 
 
 def matched(detail: str) -> Outcome:
@@ -146,6 +149,11 @@ def vetoed(detail: str, method: str = "no_match") -> Outcome:
 
 def passed(detail: str) -> Outcome:
     return Outcome("pass", detail)
+
+
+def doubtful(reason: str, detail: str) -> Outcome:
+    """The rules cannot settle the reply: unsure, of the class `reason`."""
+    return Outcome("unsure", detail, reason, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,13 +179,16 @@ def search(
     a hit beside one of the task's distractors in the head vetoes with method `distractor`.
     """
     if ctx.extracted and found(ctx.extracted):
-        if is_hedged(ctx.extracted, near=near):
+        if is_hedged(ctx.extracted, near=near) and not appositive(ctx, ctx.extracted):
             return vetoed(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
         return committed(ctx, found, what)
     if not ctx.searches_raw:
         return passed(f"no {what} in the extracted answer {ctx.extracted!r}")
     hits = [line for line in ctx.raw_lines if found(line)]
-    hedged = next((line for line in hits if is_hedged(line, near=near)), None)
+    hedged = next(
+        (line for line in hits if is_hedged(line, near=near) and not appositive(ctx, line)),
+        None,
+    )
     if hedged is not None:
         return vetoed(f"{what} in a hedged line {hedged.strip()!r}", "hedged")
     if hits:
@@ -186,6 +197,24 @@ def search(
             return vetoed(f"the response also offers the decoy {rival!r}", "distractor")
         return matched(f"{what} in the response line {hits[0].strip()!r}")
     return passed(f"no {what} in the extracted answer or the response")
+
+
+_APPOSITION_RE = re.compile(r"\s*,\s*")
+
+
+def appositive(ctx: Context, text: str) -> bool:
+    """Whether a comma list names one thing twice: every item is one of the key's accepted
+    forms («Η γιαγιά, η Ευτέρπη»), so it is an apposition, not a choice between candidates."""
+    items = [item for item in _APPOSITION_RE.split(text.strip(" .;!")) if tokens(item)]
+    if len(items) < 2 or any(" ή " in f" {item} " or " or " in f" {item} " for item in items):
+        return False
+    return all(
+        any(
+            offers(tokens(answer), item, transliterate=ctx.transliterates)
+            for answer in ctx.key.answers
+        )
+        for item in items
+    )
 
 
 def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:

@@ -13,12 +13,14 @@ from llm_eval.scoring.context import (
     Context,
     Outcome,
     aside_candidate,
+    doubtful,
     matched,
     near_answer,
     passed,
     search,
     vetoed,
 )
+from llm_eval.scoring.cues import conditions
 from llm_eval.scoring.extraction import (
     boxed_spans,
 )
@@ -27,6 +29,7 @@ from llm_eval.scoring.matchers import (
     answer_content,
     answer_date,
     answer_number,
+    clause_polarities,
     content_tokens,
     covers,
     dates_in,
@@ -53,6 +56,7 @@ from llm_eval.scoring.normalize import (
     plain,
     tokens,
 )
+from llm_eval.scoring.numeric import stated_reading
 from llm_eval.scoring.numeric_rules import expected_number, read_values
 
 # --- Rules shared by every kind -----------------------------------------------------------
@@ -96,11 +100,17 @@ def yes_no_rule(ctx: Context) -> Outcome:
         # "yes and no" hedge.
         if is_hedged(text, near=_is_polar, lists=False) or says_both(text):
             return vetoed(f"the {where} hedges between yes and no: {text!r}", "hedged")
+        if len(set(clause_polarities(text))) > 1 and (has_hedge_cue(text) or conditions(text)):
+            # «Μάλλον ναι, αλλά μπορεί και όχι»: both, each hedged or under a condition.
+            return vetoed(f"the {where} offers both yes and no: {text!r}", "hedged")
         word = "yes" if given else "no"
         if has_greek(ctx.answer) and english_polar_word(text):
-            # "Yes" for «ναι» translates the answer: a word of another language (policy).
-            return vetoed(
-                f"the {where} answers in English ({word}) for {ctx.answer!r}", "wrong_language"
+            # "Yes" for «ναι» is the answer in another language: unsure, unless the task
+            # demands Greek script.
+            if ctx.key.answer_script == "greek":
+                return vetoed(f"the task demands Greek; the {where} says {word}", "wrong_script")
+            return doubtful(
+                "other_language", f"the {where} answers in English ({word}) for {ctx.answer!r}"
             )
         if given == expected:
             return matched(f"the {where} says {word}")
@@ -134,8 +144,11 @@ def closing_boxes_rule(ctx: Context) -> Outcome:
     if ctx.extraction.rule != "boxed":
         return passed("the final answer is not a box")
     paragraph = re.split(r"\n\s*\n", ctx.extraction.text.rstrip())[-1]
-    contents = {fold_text(content) for _, content in boxed_spans(paragraph)}
-    if len(contents) > 1:
+    boxes = [content for _, content in boxed_spans(paragraph)]
+    contents = {fold_text(content) for content in boxes}
+    # "\\boxed{\\frac{1}{2}} = \\boxed{0.5}" writes one value twice.
+    values = {stated_reading(content) for content in boxes}
+    if len(contents) > 1 and (None in values or len({min(v) for v in values if v}) > 1):
         return vetoed(f"the closing boxes list alternatives: {sorted(contents)}", "hedged")
     return passed("one boxed answer")
 

@@ -9,7 +9,8 @@ from llm_eval.scoring.commitment import (
     head_text,
     unfinished_step,
 )
-from llm_eval.scoring.context import Context, Outcome, matched, passed, vetoed
+from llm_eval.scoring.context import Context, Outcome, doubtful, matched, passed, vetoed
+from llm_eval.scoring.cues import without_reason_asides
 from llm_eval.scoring.extraction import (
     without_courtesy_tail,
 )
@@ -50,6 +51,9 @@ def read_values(text: str, greek: bool, *, first: bool = False) -> Reading | Non
     return reading
 
 
+_MIXED_NUMBER_RE = re.compile(r"\d\s*\\[dt]?frac")
+
+
 def numeric_boxed_rule(ctx: Context) -> Outcome:
     boxed = ctx.extraction.boxed
     expected = expected_number(ctx)
@@ -61,6 +65,9 @@ def numeric_boxed_rule(ctx: Context) -> Outcome:
     given = read_values(boxed, has_greek(ctx.extraction.text))
     if given is not None and agrees(expected, given):
         return matched(f"\\boxed{{{boxed}}} is {_show(expected)}")
+    if _MIXED_NUMBER_RE.search(boxed) or (given is None and has_expression(boxed)):
+        # "3\frac{1}{2}" is 3½ to a reader and 3 × ½ to a parser: the rules cannot tell.
+        return doubtful("expression", f"\\boxed{{{boxed}}} is an expression read two ways")
     return vetoed(
         f"\\boxed{{{boxed}}} states {_shown(given)}, not {_show(expected)}", "boxed_mismatch"
     )
@@ -70,7 +77,8 @@ def numeric_marker_rule(ctx: Context) -> Outcome:
     expected = expected_number(ctx)
     if ctx.extraction.rule not in ("marker", "bold") or expected is None:
         return passed("no answer marker" if expected is not None else "the answer is not a number")
-    given = read_values(ctx.extracted, has_greek(ctx.extraction.text), first=True)
+    marked = without_reason_asides(ctx.extracted)
+    given = read_values(marked, has_greek(ctx.extraction.text), first=True)
     if given is None:
         return passed(f"the marked answer {ctx.extracted!r} has no number")
     if agrees(expected, given):
@@ -86,6 +94,9 @@ def numeric_last_rule(ctx: Context) -> Outcome:
     step = unfinished_step(text)
     if step is not None:
         return vetoed(f"the reply ends on a step still to do: {step!r}", "unfinished")
+    closing = text.rstrip().rsplit("\n", 1)[-1]
+    if not any(c.isdigit() for c in closing) and number_words(tokens(closing)):
+        return passed("the closing line spells its number out: the number_words rule reads it")
     last = last_reading(_with_committed_last_line(text))
     if last is None:
         return passed("the response has no number written in digits")
@@ -102,7 +113,8 @@ def _with_committed_last_line(text: str) -> str:
     lines = text.rstrip().splitlines()
     if not lines:
         return text
-    last = lines[-1].strip()
+    last = without_reason_asides(lines[-1]).strip()
+    lines[-1] = last
     head = head_text(last)
     # Only an aside that follows the head is dropped ("21 … (75% …)"); brackets that open
     # the line hold the answer itself ("\\( (9+1) \\)").

@@ -36,9 +36,11 @@ from dataclasses import replace
 
 from llm_eval.registry import Registry
 from llm_eval.scoring.context import Context, Rule
+from llm_eval.scoring.cues import correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
+    strip_reasoning,
 )
 from llm_eval.scoring.language_rules import (
     alternatives_rule,
@@ -64,6 +66,16 @@ from llm_eval.scoring.numeric_rules import (
     numeric_words_rule,
 )
 from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
+from llm_eval.scoring.unsure import UNSURE_REASONS
+from llm_eval.scoring.verdict_rules import (
+    compound_duration_rule,
+    condition_doubt,
+    name_form_rule,
+    ordinal_rule,
+    range_rule,
+    several_answers_rule,
+    undecided_rule,
+)
 
 Scorer = Callable[[str, AnswerKey], ScoreResult]
 """A scorer: `(response, answer key) -> verdict`; registered with `@register_scorer`."""
@@ -72,6 +84,9 @@ Scorer = Callable[[str, AnswerKey], ScoreResult]
 
 LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
+    Rule("several_answers", several_answers_rule),
+    Rule("range", range_rule),
+    Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
@@ -79,15 +94,21 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("exact", exact_rule),
     Rule("regex", regex_rule),
     Rule("yes_no", yes_no_rule),
+    Rule("ordinal", ordinal_rule),
     Rule("containment", containment_rule),
     Rule("number_words", number_words_rule),
     Rule("date", date_rule),
     Rule("transliteration", transliteration_rule),
     Rule("token_coverage", token_coverage_rule),
     Rule("near_spelling", near_spelling_rule),
+    Rule("name_form", name_form_rule),
+    Rule("undecided", undecided_rule),
 )
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
+    Rule("several_answers", several_answers_rule),
+    Rule("range", range_rule),
+    Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
@@ -96,9 +117,14 @@ EXACT_RULES: tuple[Rule, ...] = (
     Rule("yes_no", yes_no_rule),
     Rule("containment", lambda ctx: containment_rule(ctx, single_word_only=True)),
     Rule("near_spelling", near_spelling_rule),
+    Rule("name_form", name_form_rule),
+    Rule("undecided", undecided_rule),
 )
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
+    Rule("several_answers", several_answers_rule),
+    Rule("range", range_rule),
+    Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
@@ -110,6 +136,7 @@ NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("numeric_marker", numeric_marker_rule),
     Rule("numeric_last", numeric_last_rule),
     Rule("number_words", numeric_words_rule),
+    Rule("undecided", undecided_rule),
 )
 
 RuleChain = Callable[[Context], Sequence[Rule]]
@@ -140,6 +167,11 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
     """The verdict of the first rule in `chain` that does not pass."""
     for rule in chain:
         outcome = rule.check(ctx)
+        if outcome.status == "unsure":
+            return ScoreResult.unsure(
+                outcome.reason or rule.name, method=rule.name, extracted=ctx.extraction.answer,
+                detail=outcome.detail,
+            )  # fmt: skip
         if outcome.status != "pass":
             correct = outcome.status == "match"
             method = rule.name if correct else (outcome.method or rule.name)
@@ -161,15 +193,28 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
 
 # Verdicts about the response as a whole: another accepted spelling cannot change them.
 _RESPONSE_VERDICTS = frozenset(
-    {"empty_response", "echo", "hedged", "distractor", "wrong_script", "wrong_format"}
-)
+    {"empty_response", "echo", "hedged", "distractor", "wrong_script", "wrong_format",
+     "several_answers", "range"}
+)  # fmt: skip
 
 
 def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResult:
-    """The verdict for the expected answer, or for the first accepted variant that is right."""
+    """The verdict for the expected answer, or for the first accepted variant that is right.
+
+    A closing line that corrects itself ("46, wait, actually 48") is judged on what follows
+    its last correction cue; a credited answer offered beside another one under a condition
+    is not credited (`condition_doubt`).
+    """
+    tail = correction_tail(strip_reasoning(response))
+    if tail is not None:
+        corrected = score_variants(chain, tail, key)
+        note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
+        return corrected.model_copy(update={"method": "self_correction", "detail": note})
     ctx = Context(response, key)
     result = run_rules(chain(ctx), ctx)
-    if result.correct or not key.accepted or result.method in _RESPONSE_VERDICTS:
+    if result.correct:
+        return _unless_conditional(ctx, result)
+    if not key.accepted or result.method in _RESPONSE_VERDICTS:
         return result
     vetoed: ScoreResult | None = None
     for variant in key.accepted:
@@ -177,11 +222,27 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
         variant_ctx = Context(response, replace(key, answer=variant, accepted=others))
         variant_result = run_rules(chain(variant_ctx), variant_ctx)
         if variant_result.correct:
-            return variant_result
+            return _unless_conditional(variant_ctx, variant_result)
         if vetoed is None and variant_result.method in _RESPONSE_VERDICTS:
             vetoed = variant_result
     # A decoy or hedge found through an accepted form names why, where "no_match" would not.
     return vetoed if vetoed is not None and result.method == "no_match" else result
+
+
+def _unless_conditional(ctx: Context, result: ScoreResult) -> ScoreResult:
+    """A credited verdict, unless a condition offers another answer beside it."""
+    doubt = condition_doubt(ctx)
+    if doubt is None:
+        return result
+    if doubt.status == "unsure":
+        return ScoreResult.unsure(
+            doubt.reason or "conditional", method="conditional", extracted=result.extracted,
+            detail=doubt.detail,
+        )  # fmt: skip
+    return ScoreResult(
+        correct=False, verdict="incorrect", method=doubt.method or "conditional",
+        extracted=result.extracted, detail=doubt.detail,
+    )  # fmt: skip
 
 
 def _language_chain(ctx: Context) -> Sequence[Rule]:
@@ -303,14 +364,20 @@ def explain_text(
         )
         if result.method == "truncated":
             traces.append(RuleTrace("truncated", True, result.detail))
+        if result.method == "self_correction":
+            traces.append(RuleTrace("self_correction", True, result.detail))
         for rule in chain(ctx):
             outcome = rule.check(ctx)
             detail = outcome.detail
             if outcome.status == "veto":
                 detail = f"rules the answer out ({outcome.method or rule.name}): {detail}"
+            elif outcome.status == "unsure":
+                detail = f"cannot settle the reply ({outcome.reason}): {detail}"
             traces.append(RuleTrace(rule.name, outcome.status != "pass", detail))
-    verdict = "correct" if result.correct else "incorrect"
-    summary = f"{verdict} by {result.method}: {result.detail}"
+    summary = f"{result.verdict} by {result.method}: {result.detail}"
+    if result.verdict == "unsure" and result.unsure_reason:
+        meaning = UNSURE_REASONS.get(result.unsure_reason, "")
+        summary = f"unsure ({result.unsure_reason}: {meaning}) by {result.method}: {result.detail}"
     if chain is not None:
         summary += f" [committed answer {ctx.head!r}]"
     traces.append(RuleTrace("verdict", result.correct, summary))

@@ -1,0 +1,127 @@
+"""Cues that change which answer a reply commits to, or show it commits to none.
+
+- A correction: «Πάτρα, όχι, τελικά Βόλο», "46, wait, actually 48": what follows the last
+  explicit correction cue of the closing line is the answer.
+- Several answers: two closing answer lines («Απάντηση: Πάτρα» / «Απάντηση: Βόλος») or two
+  bold lines with different contents commit to none.
+- A range or a tolerance: "960–1000", "between 960 and 1000", "360 ± 10" state no one value.
+- A condition: «Βόλο, αλλά αν μετράς και τη δουλειά, Πάτρα» offers a second answer under a
+  condition; «Αν …, Πάτρα· αν …, Βόλο» gives one answer per condition and commits to none.
+- A reason after a number: "65 (since 58 + 65 = 123)" states 65; the bracket is its reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_eval.scoring.normalize import accent_tolerant as _accents
+from llm_eval.scoring.normalize import fold_text
+
+
+def accent_tolerant(pattern: str) -> str:
+    """`pattern` with accented vowels and a final sigma allowed for its Greek letters."""
+    return _accents(pattern).replace("σ", "[σς]")
+
+
+_CORRECTION_RE = re.compile(
+    "|".join(
+        (
+            accent_tolerant(r"οχι,?\s*(?:περιμενε,?\s*)?τελικα,?"),
+            accent_tolerant(r"οχι,?\s*περιμενε,?"),
+            accent_tolerant(r"(?:συγγνωμη,?\s*)?διορθωνω\s*[:,]?"),
+            accent_tolerant(r"διορθωση\s*:"),
+            r"\b(?:wait|hold on),?\s*(?:no,?\s*)?actually,?(?:\.\.\.|…)?",
+            r"\bno,?\s*wait,?",
+            r"\bcorrection\s*:",
+            r"\bscratch that\b[.,]?",
+        )
+    ),
+    re.I,
+)
+_TAIL_WORDS = 30
+"""A correction's tail longer than this is working, not a corrected answer."""
+
+
+def correction_tail(text: str) -> str | None:
+    """The answer after the last explicit correction cue of the reply's closing line, or None.
+
+    Only the closing line counts: a "wait, actually" inside earlier working is part of the
+    working, and the reply's conclusion already says what it settled on.
+    """
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    last = lines[-1]
+    cues = list(_CORRECTION_RE.finditer(last))
+    if not cues:
+        return None
+    tail = last[cues[-1].end() :].strip(" .…—–-:")
+    if not tail or len(tail.split()) > _TAIL_WORDS:
+        return None
+    return tail
+
+
+_MARKER_LINE_RE = re.compile(
+    rf"^\W*(?:(?:final\s+)?answer|(?:{accent_tolerant('τελικη')}\s+)?{accent_tolerant('απαντηση')})"
+    r"\s*[*_]*\s*[:：]\s*[*_]*\s*(\S.*)$",
+    re.I,
+)
+_BOLD_LINE_RE = re.compile(r"^\s*\*\*([^*]+)\*\*\s*[.!]?\s*$")
+
+
+def several_answers(text: str) -> tuple[str, ...]:
+    """The different answers of the reply's closing answer lines, when it has more than one.
+
+    The closing run is the last lines that are each an answer line (a marker with an answer,
+    or a line that is all bold), with only blank lines between them.
+    """
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    found: list[str] = []
+    for line in reversed(lines):
+        match = _MARKER_LINE_RE.match(line) or _BOLD_LINE_RE.match(line)
+        if match is None:
+            break
+        found.append(fold_text(match.group(1).strip(" *_.")))
+    distinct = tuple(dict.fromkeys(answer for answer in found if answer))
+    return distinct if len(distinct) > 1 else ()
+
+
+_NUMBER = r"\d+(?:[.,]\d+)?"
+_RANGE_RE = re.compile(
+    rf"{_NUMBER}\s*(?:[–—]|-(?!\s*\d+\s*=)|\.\.|to|{accent_tolerant('εως')}|ως|"
+    rf"{accent_tolerant('μεχρι')})\s*{_NUMBER}"
+    rf"|\bbetween\s+{_NUMBER}\s+and\s+{_NUMBER}"
+    rf"|{accent_tolerant('αναμεσα')}\s+(?:σε|στο|στα)\s+{_NUMBER}\s+και\s+{_NUMBER}"
+    rf"|{_NUMBER}\s*(?:±|\\pm|\+/-|\+-)\s*{_NUMBER}",
+    re.I,
+)
+
+
+def states_range(answer: str, key: str) -> str | None:
+    """The range or tolerance a final answer gives instead of one value, unless the key is one."""
+    if _RANGE_RE.search(key):
+        return None
+    match = _RANGE_RE.search(answer)
+    return match.group(0) if match else None
+
+
+_IF = accent_tolerant(r"(?:αν|εαν|εκτος αν|σε περιπτωση που)")
+_CONDITION_RE = re.compile(rf"(?<![^\W_])(?:{_IF}|if|unless)(?![^\W_])", re.I)
+
+
+def conditions(text: str) -> list[re.Match[str]]:
+    """The conditional words («αν», "if", "unless") of `text`."""
+    return list(_CONDITION_RE.finditer(text))
+
+
+_REASON_ASIDE_RE = re.compile(
+    r"\s*\((?:since|because|as|from|"
+    + accent_tolerant(r"επειδη|αφου|γιατι|διοτι|καθως|αφου")
+    + r")\b[^()]*\)",
+    re.I,
+)
+
+
+def without_reason_asides(text: str) -> str:
+    """`text` without bracketed reasons ("(since 58 + 65 = 123)"), which hold working."""
+    return _REASON_ASIDE_RE.sub("", text)
