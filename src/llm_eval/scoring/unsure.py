@@ -70,6 +70,8 @@ def _script(text: str) -> str:
 def other_language(ctx: Context) -> bool:
     """Whether the committed answer is written in another script than the key."""
     key, head = _script(ctx.answer), _script(ctx.head)
+    if re.search(r"[^\W\d_]{3,}", ctx.head) is None:
+        return False  # a stray letter or symbol is no answer in any language
     return key in ("greek", "latin") and head not in (key, "none", "latin+greek")
 
 
