@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from llm_eval.scoring.commitment import (
     NEGATIVE_QUESTION,
@@ -127,8 +127,7 @@ class Context:
         return [line for line in self.extraction.text.splitlines() if tokens(line)]
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What one rule concluded."""
 
     status: Status

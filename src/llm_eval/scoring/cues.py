@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from llm_eval.scoring.normalize import accent_tolerant as _accents
 from llm_eval.scoring.normalize import fold_text
@@ -39,6 +40,14 @@ _CORRECTION_RE = re.compile(
     re.I,
 )
 _TAIL_WORDS = 30
+
+
+def _last_line(text: str) -> str:
+    """The last line of `text` with anything but spaces on it."""
+    stripped = text.rstrip()
+    return stripped[stripped.rfind("\n") + 1 :]
+
+
 """A correction's tail longer than this is working, not a corrected answer."""
 
 
@@ -48,10 +57,7 @@ def correction_tail(text: str) -> str | None:
     Only the closing line counts: a "wait, actually" inside earlier working is part of the
     working, and the reply's conclusion already says what it settled on.
     """
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return None
-    last = lines[-1]
+    last = _last_line(text)
     cues = list(_CORRECTION_RE.finditer(last))
     if not cues:
         return None
@@ -75,6 +81,9 @@ def several_answers(text: str) -> tuple[str, ...]:
     The closing run is the last lines that are each an answer line (a marker with an answer,
     or a line that is all bold), with only blank lines between them.
     """
+    last = _last_line(text)
+    if _MARKER_LINE_RE.match(last) is None and _BOLD_LINE_RE.match(last) is None:
+        return ()  # the common case, decided without reading the rest of the reply
     lines = [line for line in text.strip().splitlines() if line.strip()]
     found: list[str] = []
     for line in reversed(lines):
@@ -97,9 +106,16 @@ _RANGE_RE = re.compile(
 )
 
 
+# Every range has one of these; most answers have none, and this search is cheap.
+_RANGE_HINT_RE = re.compile(
+    r"[–—±-]|\.\.|\\pm|\bto\b|\bbetween\b|" + accent_tolerant("εως|ως|μεχρι|αναμεσα"), re.I
+)
+
+
+@lru_cache(maxsize=16384)
 def states_range(answer: str, key: str) -> str | None:
     """The range or tolerance a final answer gives instead of one value, unless the key is one."""
-    if _RANGE_RE.search(key):
+    if _RANGE_HINT_RE.search(answer) is None or _RANGE_RE.search(key):
         return None
     match = _RANGE_RE.search(answer)
     return match.group(0) if match else None

@@ -266,8 +266,14 @@ _ANSWER_HEADING_RE = re.compile(
 
 def _under_answer_heading(text: str, line_start: int) -> bool:
     """Whether the line starting at `line_start` follows an answer heading (blank lines aside)."""
-    before = [line for line in text[:line_start].splitlines() if line.strip()]
-    return bool(before) and _ANSWER_HEADING_RE.match(before[-1]) is not None
+    end = line_start
+    while end > 0:  # walk back over blank lines without splitting the whole reply
+        start = text.rfind("\n", 0, end - 1) + 1
+        line = text[start : end - 1] if text[end - 1] == "\n" else text[start:end]
+        if line.strip():
+            return _ANSWER_HEADING_RE.match(line) is not None
+        end = start
+    return False
 
 
 # Words a reply puts in bold for stress, never as its answer.

@@ -40,7 +40,6 @@ from llm_eval.scoring.cues import correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
-    strip_reasoning,
 )
 from llm_eval.scoring.language_rules import (
     alternatives_rule,
@@ -205,7 +204,8 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     its last correction cue; a credited answer offered beside another one under a condition
     is not credited (`condition_doubt`).
     """
-    tail = correction_tail(strip_reasoning(response))
+    # The extraction is cached: the rules below read the same one.
+    tail = correction_tail(extract_answer(response).text)
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"

@@ -35,6 +35,8 @@ def several_answers_rule(ctx: Context) -> Outcome:
 def range_rule(ctx: Context) -> Outcome:
     """A range ("960–1000") or a tolerance ("360 ± 10") states no one value, when the key is
     one number."""
+    if states_range(ctx.extracted, ctx.answer) is None:
+        return passed("no range in the answer")
     if answer_number(ctx.answer) is None and expected_value(ctx.answer) is None:
         return passed("the key is not a number")
     if answer_date(ctx.answer) is not None:
@@ -58,7 +60,7 @@ _DURATION_RE = re.compile(
 
 def compound_duration_rule(ctx: Context) -> Outcome:
     """ "1 ώρα και 50 λεπτά" is 110 minutes: it does not state a key of minutes alone."""
-    found = _DURATION_RE.search(ctx.head) or _DURATION_RE.search(ctx.extracted)
+    found = _DURATION_RE.search(ctx.extracted)
     if found is None or _DURATION_RE.search(ctx.answer):
         return passed("no duration in hours and minutes")
     if any(word in ctx.answer.casefold() for word in ("ώρ", "ωρ", "hour")):
