@@ -69,10 +69,24 @@ def correction_tail(text: str) -> str | None:
 
 _MARKER_LINE_RE = re.compile(
     rf"^\W*(?:(?:final\s+)?answer|(?:{accent_tolerant('τελικη')}\s+)?{accent_tolerant('απαντηση')})"
-    r"\s*[*_]*\s*[:：]\s*[*_]*\s*(\S.*)$",
+    r"(?:\s*\([^)]{0,20}\))?\s*[*_]*\s*[:：]\s*[*_]*\s*(\S.*)$",
     re.I,
 )
-_BOLD_LINE_RE = re.compile(r"^\s*\*\*([^*]+)\*\*\s*[.!]?\s*$")
+_BOLD_LINE_RE = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?\*\*([^*]+)\*\*\s*[.!]?\s*$")
+_FIRST_NUMBER_RE = re.compile(r"-?\d+(?:[.,]\d+)?")
+
+
+def _answer_of(line: str) -> str | None:
+    """The answer a closing answer line gives, folded ("**Απάντηση: 48 m**" gives "48")."""
+    match = _MARKER_LINE_RE.match(line) or _BOLD_LINE_RE.match(line)
+    if match is None:
+        return None
+    content = match.group(1).strip(" *_.")
+    inner = _MARKER_LINE_RE.match(content)
+    if inner is not None:
+        content = inner.group(1).strip(" *_.")
+    number = _FIRST_NUMBER_RE.search(content)
+    return number.group(0) if number else fold_text(content)
 
 
 def several_answers(text: str) -> tuple[str, ...]:
@@ -81,16 +95,15 @@ def several_answers(text: str) -> tuple[str, ...]:
     The closing run is the last lines that are each an answer line (a marker with an answer,
     or a line that is all bold), with only blank lines between them.
     """
-    last = _last_line(text)
-    if _MARKER_LINE_RE.match(last) is None and _BOLD_LINE_RE.match(last) is None:
+    if _answer_of(_last_line(text)) is None:
         return ()  # the common case, decided without reading the rest of the reply
     lines = [line for line in text.strip().splitlines() if line.strip()]
     found: list[str] = []
     for line in reversed(lines):
-        match = _MARKER_LINE_RE.match(line) or _BOLD_LINE_RE.match(line)
-        if match is None:
+        answer = _answer_of(line)
+        if answer is None:
             break
-        found.append(fold_text(match.group(1).strip(" *_.")))
+        found.append(answer)
     distinct = tuple(dict.fromkeys(answer for answer in found if answer))
     return distinct if len(distinct) > 1 else ()
 

@@ -111,8 +111,12 @@ def condition_doubt(ctx: Context) -> Outcome | None:
     if not found:
         return None
     after = where[found[0].start() :]
-    if found[0].start() <= 2 and len(found) > 1:
-        return vetoed(f"{where.strip()!r} gives one answer per condition", "conditional")
+    if not tokens(where[: found[0].start()]):
+        # "If x = 3, y = 7" states its answer under the condition; «Αν …, Πάτρα· αν …,
+        # Βόλο» gives one answer per condition and commits to none.
+        if len(found) > 1:
+            return vetoed(f"{where.strip()!r} gives one answer per condition", "conditional")
+        return None
     other = _other_candidate(ctx, after)
     if other is None:
         return None
