@@ -67,6 +67,32 @@ def correction_tail(text: str) -> str | None:
     return tail
 
 
+_WEAK_CORRECTION_RE = re.compile(
+    accent_tolerant(r"(?<![^\W_])(?:η μαλλον|η καλυτερα|εννοω)(?![^\W_]),?")
+    + r"|\bor rather\b,?|\bI mean\b,?",
+    re.I,
+)
+_DOUBT_RE = re.compile(
+    accent_tolerant(r"δεν ειμαι σιγουρ|δεν ξερω") + r"|not sure|\?|;|\u037e", re.I
+)
+
+
+def weak_correction_tail(text: str) -> str | None:
+    """What follows "ή μάλλον" / "or rather" on the closing line: a correction or a second
+    candidate, which the rules cannot tell apart. None when the line doubts it ("?")."""
+    last = _last_line(text)
+    cues = list(_WEAK_CORRECTION_RE.finditer(last))
+    if not cues:
+        return None
+    tail = last[cues[-1].end() :].strip(" .…—–-:")
+    if not tail or len(tail.split()) > _TAIL_WORDS or _DOUBT_RE.search(tail):
+        return None
+    if not _HAS_WORD_RE.search(last[: cues[0].start()]):
+        return None  # nothing before the cue for it to correct ("I mean, Βόλος")
+    return tail
+
+
+_HAS_WORD_RE = re.compile(r"[^\W_]")
 _MARKER_LINE_RE = re.compile(
     rf"^\W*(?:(?:final\s+)?answer|(?:{accent_tolerant('τελικη')}\s+)?{accent_tolerant('απαντηση')})"
     r"(?:\s*\([^)]{0,20}\))?\s*[*_]*\s*[:：]\s*[*_]*\s*(\S.*)$",

@@ -36,7 +36,7 @@ from dataclasses import replace
 
 from llm_eval.registry import Registry
 from llm_eval.scoring.context import Context, Rule
-from llm_eval.scoring.cues import correction_tail
+from llm_eval.scoring.cues import correction_tail, weak_correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
@@ -210,6 +210,12 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
         return corrected.model_copy(update={"method": "self_correction", "detail": note})
+    weak = weak_correction_tail(extract_answer(response).text)
+    if weak is not None and score_variants(chain, weak, key).correct:
+        return ScoreResult.unsure(
+            "self_correction", method="self_correction", extracted=weak,
+            detail=f"the reply may correct itself to {weak!r}, or offer it beside another",
+        )  # fmt: skip
     ctx = Context(response, key)
     result = run_rules(chain(ctx), ctx)
     if result.correct:

@@ -27,8 +27,7 @@ from llm_eval.scoring.matchers import (
 from llm_eval.scoring.normalize import has_greek, has_latin, tokens
 
 UNSURE_REASONS: dict[str, str] = {
-    "self_correction": "the reply changes its answer without an explicit correction cue",
-    "several_candidates": "the reply commits to the key but also offers another candidate",
+    "self_correction": "the reply may change its answer («…, ή μάλλον X», 'or rather X')",
     "conditional": "the key is committed, with another answer under a condition («αλλά αν…»)",
     "other_language": "the answer is in another language or script than the key",
     "unlisted_form": "a form of the key that is also a form of a decoy («του Χάρη»)",
