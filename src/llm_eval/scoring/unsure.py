@@ -40,6 +40,7 @@ _MEANING_RE = re.compile(
     r"σημαίνει|σημαινει|εννοεί|εννοει|\bmeans?\b|\bmeaning\b|περιγράψ|describe", re.I
 )
 _OPEN_MIN_WORDS = 2
+_LONGEST_WORD = 24
 _CLAUSE_RE = re.compile(r"[,;·]")
 
 
@@ -69,8 +70,9 @@ def _script(text: str) -> str:
 def other_language(ctx: Context) -> bool:
     """Whether the committed answer is written in another script than the key."""
     key, head = _script(ctx.answer), _script(ctx.head)
-    if re.search(r"[^\W\d_]{3,}", ctx.head) is None:
-        return False  # a stray letter or symbol is no answer in any language
+    words = re.findall(r"[^\W\d_]+", ctx.head)
+    if not any(3 <= len(word) <= _LONGEST_WORD and len(set(word)) > 1 for word in words):
+        return False  # stray letters or a run of one letter are no answer in any language
     return key in ("greek", "latin") and head not in (key, "none", "latin+greek")
 
 
@@ -84,7 +86,7 @@ def undecided(ctx: Context) -> Outcome:
         return vetoed(f"the task demands Greek script; {head!r} is not Greek", "wrong_script")
     if other_language(ctx):
         return doubtful("other_language", f"{head!r} is not in the script of {ctx.answer!r}")
-    if ctx.answer_polarity is not None:
+    if ctx.answer_polarity is not None and _statement(head):
         return doubtful("paraphrase", f"{head!r} answers yes or no without saying either")
     stated = _stated_value(ctx, head)
     if stated is not None:
@@ -94,6 +96,11 @@ def undecided(ctx: Context) -> Outcome:
             "paraphrase", f"{head!r} may put the open answer {ctx.answer!r} in other words"
         )
     return passed(f"no rule found {ctx.answer!r} in {head!r}")
+
+
+def _statement(text: str) -> bool:
+    """Whether `text` says something in words («Δεν επιτρέπεται»), not a bare value."""
+    return sum(1 for word in tokens(text) if not word.isdigit()) >= _OPEN_MIN_WORDS
 
 
 def _committed_decoy(ctx: Context, head: str) -> str | None:
