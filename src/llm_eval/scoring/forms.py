@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from llm_eval.scoring.matchers import content_tokens
 from llm_eval.scoring.normalize import tokens
 
 _GREEK_ORDINAL_STEMS = (
@@ -68,16 +69,15 @@ def answer_ordinal(answer: str) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-# Folded endings (accents removed, final sigma as σ) of Greek first names and their other
-# cases: nominative ending -> the endings of its genitive, accusative and vocative.
-_NAME_ENDINGS = (
-    ("οσ", ("ου", "ο", "ε")),
-    ("ασ", ("α",)),
-    ("ησ", ("η",)),
-    ("α", ("ασ",)),
-    ("η", ("ησ",)),
-    ("ω", ("ωσ",)),
-    ("ου", ("ουσ",)),
+# Folded endings (accents removed, final sigma as σ) of the cases of Greek first names, one
+# tuple per declension: «Μαρίνος, Μαρίνου, Μαρίνο, Μαρίνε», «Κώστας, Κώστα», «Ευρυδίκη,
+# Ευρυδίκης». A name in any of its cases stands for all of them.
+_DECLENSIONS = (
+    ("οσ", "ου", "ο", "ε"),
+    ("ασ", "α"),
+    ("ησ", "η"),
+    ("ω", "ωσ"),
+    ("ου", "ουσ"),
 )
 _GREEK_WORD_RE = re.compile(r"^[α-ωσ]+$")
 
@@ -88,18 +88,56 @@ def name_forms(name: str) -> frozenset[str]:
     if not _GREEK_WORD_RE.match(name) or len(name) < 3:
         return frozenset({name})
     forms = {name}
-    for ending, others in _NAME_ENDINGS:
-        if name.endswith(ending):
+    for endings in _DECLENSIONS:
+        ending = next((e for e in sorted(endings, key=len, reverse=True) if name.endswith(e)), None)
+        if ending is not None:
             stem = name[: -len(ending)]
-            forms.update(stem + other for other in others)
-            break
+            forms.update(stem + other for other in endings)
     return frozenset(forms)
 
 
-def is_name(answer: str) -> bool:
-    """Whether an expected answer is one capitalised Greek word (a name, not a common noun)."""
+_GENITIVE_ARTICLES = frozenset({"του", "στου", "απο του"})
+
+
+def declined(answer: str) -> bool:
+    """Whether the name an answer holds is declined: a surname in -ου or -άκη written without
+    «του» («Δημητρακοπούλου», a woman's name) keeps one form in every case."""
+    token = name_token(answer)
+    if token is None:
+        return False
+    if token.endswith("ου"):
+        words = tokens(answer)
+        return len(words) > 1 and words[words.index(token) - 1] in _GENITIVE_ARTICLES
+    return True
+
+
+_CASE_WORDS = frozenset(
+    {"του", "τησ", "τον", "την", "τη", "το", "στου", "στησ", "στον", "στην", "στη", "στο",
+     "ο", "η", "απο", "με", "για", "σε", "μαζι", "κυριε", "κυρια", "κ"}
+)  # fmt: skip
+"""Articles and prepositions that set the case of the name after them («του», «στης»)."""
+
+
+def governed(words: tuple[str, ...], index: int) -> bool:
+    """Whether the word at `index` follows an article or preposition that sets its case."""
+    return index > 0 and words[index - 1] in _CASE_WORDS
+
+
+def name_token(answer: str) -> str | None:
+    """The folded name an expected answer is («Μαρίνος», «του Μαρίνου»): one capitalised
+    content word, perhaps with an article; None for anything else."""
     words = re.findall(r"[^\W\d_]+", answer)
-    return len(words) == 1 and words[0][0].isupper() and len(tokens(answer)) == 1
+    capitalised = [word for word in words if word[0].isupper()]
+    if len(capitalised) != 1:
+        return None
+    content = content_tokens(answer)
+    folded = tokens(capitalised[0])
+    return folded[0] if len(content) == 1 and content == folded else None
+
+
+def is_name(answer: str) -> bool:
+    """Whether an expected answer is one Greek or Latin name, perhaps with an article."""
+    return name_token(answer) is not None
 
 
 def form_of(word: str, names: frozenset[str]) -> bool:

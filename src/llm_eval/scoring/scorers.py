@@ -3,8 +3,15 @@
 A built-in scorer is an ordered chain of rules (SPEC 9): extract the final answer, then
 exact normalised comparison, then `answer_regex`, then normalised containment on word
 boundaries; `language` adds number words, dates, transliteration and token coverage. Each
-rule either credits the answer (match), rules it out (veto) or passes to the next; the
-first rule that does not pass decides, and its name becomes the verdict's `method`.
+rule either credits the answer (match), rules it out (veto), says the rules cannot settle
+the reply (unsure, with its class: `unsure.py`) or passes to the next; the first rule that
+does not pass decides, and its name becomes the verdict's `method`. The last rule,
+`undecided`, gives the verdict when no rule found the key: sure wrong for a decoy, a number
+or a date, unsure for an open answer or another language.
+
+Before the chain, a closing line that corrects itself ("46, wait, actually 48") is judged
+on what follows its last correction cue (`cues.py`); after it, a credited answer beside
+another one under a condition («…, αλλά αν …, Πάτρα») is not credited.
 
 The committed answer. Rules judge the head of the answer span (`commitment.py`): the
 first clause that offers something, before its reasons and asides, or the head of its

@@ -12,7 +12,7 @@ import re
 
 from llm_eval.scoring.context import Context, Outcome, doubtful, passed, rival_of, vetoed
 from llm_eval.scoring.cues import conditions
-from llm_eval.scoring.forms import form_of, is_name, name_forms
+from llm_eval.scoring.forms import declined, form_of, governed, name_forms, name_token
 from llm_eval.scoring.matchers import (
     NEGATORS,
     answer_content,
@@ -41,6 +41,8 @@ _MEANING_RE = re.compile(
 )
 _OPEN_MIN_WORDS = 2
 _LONGEST_WORD = 24
+_OBLIQUE_ENDINGS = ("ου", "ε")
+"""Endings of a name's genitive or vocative, which a reply writes alone only by a slip."""
 _CLAUSE_RE = re.compile(r"[,;·]")
 
 
@@ -108,9 +110,8 @@ def _committed_decoy(ctx: Context, head: str) -> str | None:
     for distractor in ctx.key.distractors:
         if offers(tokens(distractor), head, transliterate=ctx.transliterates):
             return distractor
-        if is_name(distractor) and any(
-            form_of(word, frozenset(tokens(distractor))) for word in tokens(head)
-        ):
+        name = name_token(distractor)
+        if name is not None and any(form_of(word, frozenset({name})) for word in tokens(head)):
             return distractor
     return rival_of(ctx, head)
 
@@ -130,22 +131,31 @@ def name_form_outcome(ctx: Context) -> Outcome:
     """A declined form of the key's name («του Μαρίνου» for «Μαρίνος») is the key, unless it
     is also a form of a decoy's name, or the committed answer names a decoy too."""
     names = frozenset(
-        token for answer in ctx.key.answers if is_name(answer) for token in tokens(answer)
+        token
+        for answer in ctx.key.answers
+        if declined(answer) and (token := name_token(answer)) is not None
     )
     if not names:
-        return passed("the key is not a one-word name")
+        return passed("the key is not a one-word name that is declined")
     # The key as written was judged by the other rules; only its other forms are new here,
     # and only in a clause no negation governs («Δεν είναι του Μαρίνου»).
     clauses = [part for part in _CLAUSE_RE.split(ctx.head) if not NEGATORS & set(tokens(part))]
-    hits = [
-        word
-        for part in clauses
-        for word in tokens(part)
+    found = [
+        (word, governed(words, index))
+        for words in map(tokens, clauses)
+        for index, word in enumerate(words)
         if word not in names and form_of(word, names)
     ]
-    if not hits:
+    if not found:
         return passed(f"no form of {sorted(names)} in {ctx.head!r}")
-    decoys = frozenset(token for d in ctx.key.distractors for token in tokens(d))
+    hits = [word for word, _ in found]
+    context = tokens(ctx.extraction.context)
+    in_context = any(governed(context, index) for index, word in enumerate(context) if word in hits)
+    alone = all(word.endswith(_OBLIQUE_ENDINGS) for word in hits)
+    if alone and not in_context and not any(in_phrase for _, in_phrase in found):
+        # A bare «Λονδίνου» is no phrase that asks for that case: it may be a slip.
+        return doubtful("unlisted_form", f"{hits[0]!r} is another case of the key, on its own")
+    decoys = frozenset(token for d in ctx.key.distractors if (token := name_token(d)) is not None)
     shared = [word for word in hits if any(word in name_forms(decoy) for decoy in decoys)]
     if shared:
         return doubtful(
