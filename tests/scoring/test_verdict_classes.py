@@ -96,3 +96,28 @@ def test_a_task_that_demands_greek_script_makes_another_language_surely_wrong() 
 )
 def test_numeric_commitment_cues(response: str, verdict: str) -> None:
     assert score_text(response, "48", kind="numeric").verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("response", "answer", "kind", "verdict"),
+    [
+        # A range or a duration decides only when it is the answer itself.
+        ("From 2019 to 2021, a total of 48.", "48", "numeric", "correct"),
+        ("It takes 2 hours and 30 minutes, so 150 minutes.", "150", "numeric", "correct"),
+        ("Στη 1 ώρα και 30 λεπτά.", "90 λεπτά", "language", "correct"),
+        ("Η πτήση διαρκεί 1 ώρα και 50 λεπτά.", "50 λεπτά", "language", "incorrect"),
+        # «αν και» concedes, it sets no condition; «εκτός αν» with no other answer is a note.
+        ("Η Αθήνα, αν και η Πάτρα είναι κοντά.", "Αθήνα", "language", "correct"),
+        ("15 ημέρες, εκτός αν μετράμε και την Κυριακή.", "15", "numeric", "correct"),
+        # A declined name: in a phrase it is the key; alone in the genitive, unsure.
+        ("Στου Θανάση.", "Θανάσης", "language", "correct"),
+        ("Ο Μαρίνος.", "του Μαρίνου", "language", "correct"),
+        ("Λονδίνου", "Λονδίνο", "language", "unsure"),
+        ("Δημητρακόπουλος", "Δημητρακοπούλου", "language", "incorrect"),
+        ("Δεν είναι του Μαρίνου.", "Μαρίνος", "language", "incorrect"),
+    ],
+)
+def test_cues_decide_only_when_they_are_the_answer(
+    response: str, answer: str, kind: str, verdict: str
+) -> None:
+    assert score_text(response, answer, kind=kind).verdict == verdict

@@ -153,15 +153,28 @@ _RANGE_HINT_RE = re.compile(
 
 @lru_cache(maxsize=16384)
 def states_range(answer: str, key: str) -> str | None:
-    """The range or tolerance a final answer gives instead of one value, unless the key is one."""
+    """The range or tolerance a final answer gives instead of one value, unless the key is one.
+
+    Only a range that is the answer counts: "From 2019 to 2021, a total of 48" states 48.
+    """
     if _RANGE_HINT_RE.search(answer) is None or _RANGE_RE.search(key):
         return None
     match = _RANGE_RE.search(answer)
-    return match.group(0) if match else None
+    if match is None or _DIGIT_RE.search(_RANGE_RE.sub(" ", answer)):
+        return None
+    return match.group(0)
+
+
+_DIGIT_RE = re.compile(r"\d")
 
 
 _IF = accent_tolerant(r"(?:αν|εαν|εκτος αν|σε περιπτωση που)")
-_CONDITION_RE = re.compile(rf"(?<![^\W_])(?:{_IF}|if|unless)(?![^\W_])", re.I)
+# «αν και» and "even if" concede («Αθήνα, αν και η Πάτρα είναι κοντά»); they set no condition.
+_CONDITION_RE = re.compile(
+    rf"(?<![^\W_])(?<!{accent_tolerant('ακομα')} κι )(?<!even )(?:{_IF}|if|unless)(?![^\W_])"
+    rf"(?!\s+(?:και|κι)\b)",
+    re.I,
+)
 
 
 def conditions(text: str) -> list[re.Match[str]]:

@@ -52,20 +52,26 @@ _PLACE_RE = re.compile(r"θέση|θεση|όροφο|οροφο|\bplace\b|\bpos
 
 
 _DURATION_RE = re.compile(
-    r"\d+\s*(?:ώρα|ώρες|ωρα|ωρες|ώρας|hours?|hrs?|h)\s*(?:και|and|,)?\s*\d+\s*"
+    r"(\d+)\s*(?:ώρα|ώρες|ωρα|ωρες|ώρας|hours?|hrs?|h)\s*(?:και|and|,)?\s*(\d+)\s*"
     r"(?:λεπτά|λεπτα|λεπτό|minutes?|mins?|m)\b",
     re.I,
 )
 
 
 def compound_duration_rule(ctx: Context) -> Outcome:
-    """ "1 ώρα και 50 λεπτά" is 110 minutes: it does not state a key of minutes alone."""
+    """ "1 ώρα και 50 λεπτά" is 110 minutes: against a key in minutes it counts as its total,
+    not as the "50" it ends on (unless the reply goes on to state another number)."""
     found = _DURATION_RE.search(ctx.extracted)
     if found is None or _DURATION_RE.search(ctx.answer):
         return passed("no duration in hours and minutes")
     if any(word in ctx.answer.casefold() for word in ("ώρ", "ωρ", "hour")):
         return passed("the key is in hours")
-    return vetoed(f"{found.group(0)!r} is a duration in hours and minutes, not {ctx.answer!r}")
+    if any(c.isdigit() for c in _DURATION_RE.sub(" ", ctx.extracted)):
+        return passed("the reply states another number beside the duration")
+    total = int(found.group(1)) * 60 + int(found.group(2))
+    if numbers_in(ctx.answer) == [total]:
+        return matched(f"{found.group(0)!r} is {total} minutes")
+    return vetoed(f"{found.group(0)!r} is {total} minutes, not {ctx.answer!r}")
 
 
 def ordinal_rule(ctx: Context) -> Outcome:
