@@ -40,6 +40,12 @@ _MEANING_RE = re.compile(
     r"σημαίνει|σημαινει|εννοεί|εννοει|\bmeans?\b|\bmeaning\b|περιγράψ|describe", re.I
 )
 _OPEN_MIN_WORDS = 2
+_NON_ANSWER_RE = re.compile(
+    r"δεν είμαι σίγουρ|δεν ειμαι σιγουρ|δεν ξέρω|δεν ξερω|δεν μπορώ να (?:ξέρω|πω|απαντήσω)"
+    r"|\bnot sure\b|\bI don'?t know\b|\bcannot (?:tell|determine|say)\b|\bunknown\b",
+    re.I,
+)
+"""A reply that says it does not know answers nothing: surely wrong, never unsure."""
 _LONGEST_WORD = 24
 _OBLIQUE_ENDINGS = ("ου", "ε")
 """Endings of a name's genitive or vocative, which a reply writes alone only by a slip."""
@@ -84,6 +90,8 @@ def undecided(ctx: Context) -> Outcome:
     rival = _committed_decoy(ctx, head)
     if rival is not None:
         return vetoed(f"the committed answer {head!r} is the decoy {rival!r}", "decoy")
+    if _NON_ANSWER_RE.search(head):
+        return vetoed(f"{head!r} says the reply does not know", "no_answer")
     if ctx.key.answer_script == "greek" and other_language(ctx):
         return vetoed(f"the task demands Greek script; {head!r} is not Greek", "wrong_script")
     if other_language(ctx):
