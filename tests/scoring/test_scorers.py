@@ -523,6 +523,7 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
         "token_coverage",
         "near_spelling",
         "name_form",
+        "stem_coverage",
         "undecided",
         "verdict",
     ]

@@ -115,6 +115,9 @@ def test_numeric_commitment_cues(response: str, verdict: str) -> None:
         ("Λονδίνου", "Λονδίνο", "language", "unsure"),
         ("Δημητρακόπουλος", "Δημητρακοπούλου", "language", "incorrect"),
         ("Δεν είναι του Μαρίνου.", "Μαρίνος", "language", "incorrect"),
+        # An open answer in other inflections of its own words; a negation leaves it unsure.
+        ("Καθυστέρησε πολύ, μεγάλη αναμονή.", "μεγάλη καθυστέρηση", "language", "correct"),
+        ("Δεν καθυστέρησε, μεγάλη ησυχία.", "μεγάλη καθυστέρηση", "language", "unsure"),
     ],
 )
 def test_cues_decide_only_when_they_are_the_answer(

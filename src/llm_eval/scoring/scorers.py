@@ -80,6 +80,7 @@ from llm_eval.scoring.verdict_rules import (
     ordinal_rule,
     range_rule,
     several_answers_rule,
+    stem_coverage_rule,
     undecided_rule,
 )
 
@@ -108,6 +109,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("token_coverage", token_coverage_rule),
     Rule("near_spelling", near_spelling_rule),
     Rule("name_form", name_form_rule),
+    Rule("stem_coverage", stem_coverage_rule),
     Rule("undecided", undecided_rule),
 )
 EXACT_RULES: tuple[Rule, ...] = (

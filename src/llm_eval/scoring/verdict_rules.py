@@ -14,14 +14,21 @@ from llm_eval.scoring.context import (
     matched,
     passed,
     rival_of,
+    search,
     vetoed,
 )
 from llm_eval.scoring.cues import conditions, several_answers, states_range
 from llm_eval.scoring.forms import answer_ordinal, ordinals_in
-from llm_eval.scoring.matchers import answer_date, answer_number, numbers_in
+from llm_eval.scoring.matchers import (
+    NEGATORS,
+    answer_content,
+    answer_date,
+    answer_number,
+    numbers_in,
+)
 from llm_eval.scoring.normalize import has_greek, tokens
 from llm_eval.scoring.numeric import expected_value
-from llm_eval.scoring.unsure import name_form_outcome, undecided
+from llm_eval.scoring.unsure import name_form_outcome, open_answer, undecided
 
 
 def several_answers_rule(ctx: Context) -> Outcome:
@@ -101,6 +108,30 @@ def ordinal_rule(ctx: Context) -> Outcome:
 def name_form_rule(ctx: Context) -> Outcome:
     """A declined form of the key's name («του Μαρίνου»): see `unsure.name_form_outcome`."""
     return name_form_outcome(ctx)
+
+
+_STEM_KEEP = 3
+"""Letters an inflection may change at the end of a word («εκνεύρισε», «εκνευρίστηκε»)."""
+_STEM_MIN = 5
+
+
+def stem_coverage_rule(ctx: Context) -> Outcome:
+    """An open answer whose every content word the committed answer gives in another form
+    («εκνευρίστηκε» for «τον εκνεύρισε»), with no negation: the key in other inflections."""
+    if not open_answer(ctx):
+        return passed("the key is not an open answer")
+    needed = answer_content(ctx.answer)
+    if not needed or any(len(word) < _STEM_MIN for word in needed):
+        return passed("a short word of the key has no stem to compare")
+    stems = [word[: max(_STEM_MIN, len(word) - _STEM_KEEP)] for word in needed]
+
+    def found(text: str) -> bool:
+        words = tokens(text)
+        if NEGATORS.intersection(words):
+            return False  # «δεν εκνευρίστηκε» negates what it names
+        return all(any(word.startswith(stem) for word in words) for stem in stems)
+
+    return search(ctx, found, "every content word of the key, in another form")
 
 
 def undecided_rule(ctx: Context) -> Outcome:
