@@ -10,7 +10,9 @@ each labelled with the grader's verdict (`correct`) and the verdict the scorer s
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +126,25 @@ def test_cues_decide_only_when_they_are_the_answer(
     response: str, answer: str, kind: str, verdict: str
 ) -> None:
     assert score_text(response, answer, kind=kind).verdict == verdict
+
+
+def test_a_latin_word_the_transliteration_does_not_read_as_the_key_is_unsure() -> None:
+    # «ευήκοος» in Greeklish and an English translation look alike to the rules: neither
+    # is credited, and neither is called surely wrong.
+    for response in ("evikoos", "Euboean"):
+        result = score_text(response, "Ευβοϊκός")
+        assert (result.verdict, result.unsure_reason) == ("unsure", "other_language"), result
+    assert score_text("Evvoikos", "Ευβοϊκός").verdict == "correct"
+
+
+def test_every_unsure_reason_the_rules_give_is_documented() -> None:
+    source = Path(__file__).resolve().parents[2] / "src" / "llm_eval" / "scoring"
+    given = {
+        match.group(1)
+        for path in source.glob("*.py")
+        for match in re.finditer(
+            r'(?:doubtful|ScoreResult\.unsure)\(\s*"(\w+)"', path.read_text(encoding="utf-8")
+        )
+    }
+    assert given and given <= set(UNSURE_REASONS), given - set(UNSURE_REASONS)
+    assert set(UNSURE_REASONS) <= given, set(UNSURE_REASONS) - given
