@@ -26,7 +26,9 @@ sys.path.insert(0, str(REPO / "src"))
 
 from llm_eval.scoring import (  # noqa: E402
     commitment,
+    cues,
     extraction,
+    forms,
     matchers,
     normalize,
     numeric,
@@ -56,7 +58,7 @@ def with_reasoning(case: dict[str, Any]) -> dict[str, Any]:
 
 _CACHED = [
     value
-    for module in (normalize, matchers, commitment, extraction, numeric, sentences)
+    for module in (normalize, matchers, commitment, cues, extraction, forms, numeric, sentences)
     for value in vars(module).values()
     if hasattr(value, "cache_clear")
 ]
@@ -96,10 +98,15 @@ def main() -> int:
     cases = load_cases()
     kinds = sorted({case["kind"] for case in cases})
     print(f"{len(cases)} labelled responses, kinds: {', '.join(kinds)}; one core")
+    long_cases = [with_reasoning(case) for case in cases]
+    sizes = sorted(len(case["response"].encode()) for case in long_cases)
+    print(
+        f"long replies: {sizes[0] / 1000:.1f}-{sizes[-1] / 1000:.1f} KB of working, then the answer"
+    )
     rates = {
         "warm": measure(cases, args.seconds, lambda: None),
         "cold": measure(cases, args.seconds, clear_caches),
-        "long": measure([with_reasoning(case) for case in cases], args.seconds, clear_caches),
+        "long": measure(long_cases, args.seconds, clear_caches),
     }
     for regime, rate in rates.items():
         print(f"  {regime:<5} {rate:10,.0f} responses/s")

@@ -224,3 +224,25 @@ def test_score_reads_a_cut_off_reply_as_cut_off_and_explain_names_the_committed_
     explained = llm_eval("score", "--results", str(trace), "--explain", "reason")
     assert "committed_span: the reply commits to 'Την Τετάρτη'" in explained.stdout
     assert "correct by containment" in explained.stdout
+
+
+def test_score_marks_a_reply_it_cannot_settle_unsure_and_explain_names_the_class(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        make_row(task_id="english", answer="Τρίτη", scorer="language", response="Tuesday."),
+        make_row(task_id="sure", answer="Τρίτη", scorer="language", response="Την Πέμπτη."),
+    ]
+    trace = tmp_path / "rows.jsonl"
+    trace.write_text("".join(row.model_dump_json() + "\n" for row in rows), encoding="utf-8")
+    assert llm_eval("score", "--results", str(trace)).returncode == 0
+    scored = {row["task_id"]: row for row in map(json.loads, trace.read_text().splitlines())}
+    assert scored["english"]["status"] == "unsure"
+    assert scored["english"]["score"]["unsure_reason"] == "other_language"
+    assert scored["sure"]["status"] == "incorrect"
+
+    explained = llm_eval("score", "--results", str(trace), "--explain", "english")
+    assert explained.returncode == 0, explained.stderr
+    assert "verdict: unsure (other_language: " in explained.stdout
+    explained = llm_eval("score", "--results", str(trace), "--explain", "sure")
+    assert "verdict: incorrect" in explained.stdout

@@ -445,7 +445,7 @@ _test_original_lookup = SCORER_KINDS.lookup
 def _test_reject_all(kind):
     found = _test_original_lookup(kind)
     return lambda response, key: found(response, key).model_copy(
-        update={"correct": False, "verdict": "incorrect", "method": "test"}
+        update={"correct": False, "verdict": "incorrect", "unsure_reason": None, "method": "test"}
     )
 
 

@@ -18,6 +18,7 @@ from llm_eval.scoring import score_text
 CASES_PATH = Path(__file__).with_name("scoring_cases.jsonl")
 MIN_RECALL = 0.97
 MAX_FP_PER_100_NEGATIVES = 1.0
+MAX_UNSURE_SHARE = 0.05
 
 
 def load_cases() -> list[dict[str, Any]]:
@@ -62,12 +63,18 @@ def test_recall_and_false_positive_rate(cases: list[dict[str, Any]]) -> None:
     assert fp_per_100 <= MAX_FP_PER_100_NEGATIVES
 
 
-def test_no_case_is_misclassified(cases: list[dict[str, Any]]) -> None:
-    wrong = []
+def test_no_sure_verdict_contradicts_its_label(cases: list[dict[str, Any]]) -> None:
+    """A sure verdict must be right; a reply the rules cannot settle may be unsure (its class
+    named), never credited, and unsure stays rare."""
+    wrong, unsure = [], 0
     for case in cases:
         result = score_text(
             case["response"], case["answer"], answer_regex=case["answer_regex"], kind=case["kind"]
         )
+        if result.verdict == "unsure":
+            unsure += 1
+            assert result.unsure_reason, result
+            continue
         if result.correct != case["expected"]:
             wrong.append(
                 f"{'missed' if case['expected'] else 'wrongly credited'} [{case['kind']}] "
@@ -75,3 +82,4 @@ def test_no_case_is_misclassified(cases: list[dict[str, Any]]) -> None:
                 f"method={result.method} extracted={result.extracted!r} ({case['note']})"
             )
     assert not wrong, "misclassified cases:\n" + "\n".join(wrong)
+    assert unsure <= MAX_UNSURE_SHARE * len(cases)

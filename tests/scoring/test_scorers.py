@@ -507,6 +507,9 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
     assert [t.rule for t in traces] == [
         "committed_span",
         "empty_response",
+        "several_answers",
+        "range",
+        "compound_duration",
         "boxed_alternatives",
         "alternatives",
         "answer_format",
@@ -514,12 +517,16 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
         "exact",
         "regex",
         "yes_no",
+        "ordinal",
         "containment",
         "number_words",
         "date",
         "transliteration",
         "token_coverage",
         "near_spelling",
+        "name_form",
+        "stem_coverage",
+        "undecided",
         "verdict",
     ]
     by_rule = {t.rule: t for t in traces}
@@ -530,11 +537,12 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
 
 def test_explain_numeric_rules() -> None:
     traces = explain_text("Final answer: \\boxed{42}", "42", kind="numeric")
-    assert [t.rule for t in traces][-5:] == [
+    assert [t.rule for t in traces][-6:] == [
         "numeric_boxed",
         "numeric_marker",
         "numeric_last",
         "number_words",
+        "undecided",
         "verdict",
     ]
     assert traces[-1].matched

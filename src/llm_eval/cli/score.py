@@ -10,6 +10,7 @@ from llm_eval.errors import UsageError
 from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 from llm_eval.runner.run_record import copy_record
 from llm_eval.runner.trace_io import dump_json, read_rows, write_rows
+from llm_eval.schemas import TraceRow
 from llm_eval.scoring.current_key import KeyChanges, current_keys, with_current_key
 from llm_eval.scoring.reviews import REVIEWS_FILE, apply_reviews, read_reviews
 from llm_eval.scoring.rows import score_rows
@@ -72,6 +73,17 @@ def execute_score(
     return 0
 
 
+def _verdict_line(row: TraceRow) -> str:
+    """The row's verdict as the scorer gives it today, with the class of an unsure one."""
+    from llm_eval.scoring import UNSURE_REASONS, score_key
+
+    result = score_key(row.response or "", row.answer_key(), row.scorer, truncated=row.cut_off)
+    if result.verdict != "unsure":
+        return f"verdict: {result.verdict} ({result.method})"
+    reason = result.unsure_reason or "?"
+    return f"verdict: unsure ({reason}: {UNSURE_REASONS.get(reason, 'no description')})"
+
+
 def _print_key_changes(changes: KeyChanges) -> None:
     summary = changes.summary()
     if summary is not None:
@@ -106,4 +118,5 @@ def execute_explain(results: list[Path], task_id: str, config_root: Path = Path(
         )
         for rule in traces:
             print(f"  {'MATCH' if rule.matched else '  -  '} {rule.rule}: {rule.detail}")
+        print(f"  {_verdict_line(row)}")
     return 0

@@ -3,7 +3,8 @@
     from llm_eval.scoring import score_text
     score_text("Η απάντηση είναι: **Θεσσαλονίκη**.", "Θεσσαλονίκη").correct   # True
 
-A new scorer kind is one function registered with `@register_scorer("kind")`.
+A verdict is `correct`, `incorrect` or `unsure`; an unsure one names its class, one of
+`UNSURE_REASONS`. A new scorer kind is one function registered with `@register_scorer("kind")`.
 """
 
 from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
@@ -14,9 +15,11 @@ from llm_eval.scoring.scorers import (
     score_key,
     score_text,
 )
+from llm_eval.scoring.unsure import UNSURE_REASONS
 
 __all__ = [
     "SCORER_KINDS",
+    "UNSURE_REASONS",
     "AnswerKey",
     "RuleTrace",
     "ScoreResult",

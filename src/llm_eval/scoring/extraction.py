@@ -63,6 +63,8 @@ _COURTESY_PHRASES = (
     r"ελπιζω να (?:σα[σς] |σου )?(?:φανηκε|ηταν) χρησιμ",
     r"\bαν (?:χρειαζεσαι|χρειαστει[σς]|θελει[σς])\b",
     r"καλη συνεχεια",
+    r"καλ(?:ο|η) (?:ταξιδι|επιτυχια|διασκεδαση|ορεξη|διαβασμα)",
+    r"\b(?:good luck|enjoy (?:your|the))\b",
     r"\bπε[σς] μου\b",
 )
 _COURTESY_RE = re.compile("|".join(map(accent_tolerant, _COURTESY_PHRASES)), re.I)
@@ -240,14 +242,38 @@ def _last_bold_answer(text: str) -> tuple[str, int] | None:
         line_start = text.rfind("\n", 0, match.start()) + 1
         line_end = text.find("\n", match.end())
         line = text[line_start : line_end if line_end >= 0 else len(text)]
-        # A bold line on its own with more text below it is a heading, not the answer.
-        if line.strip(" #*_") == content.strip() and line_start < last_line_start:
+        # A bold line on its own with more text below it is a heading, not the answer,
+        # unless it stands under an answer heading ("## Απάντηση" / "**Final answer:**").
+        if (
+            line.strip(" #*_") == content.strip()
+            and line_start < last_line_start
+            and not _under_answer_heading(text, line_start)
+        ):
             continue
         words = tokens(content)
         if words and all(word in _STRESSED_WORDS for word in words):
             continue
         return content, match.start()
     return None
+
+
+_ANSWER_HEADING_RE = re.compile(
+    rf"^\s*(?:#+\s*|[*_]+)\s*(?:(?:final\s+)?answer|(?:{accent_tolerant('τελικη')}\s+)?"
+    rf"{_APANTISI})\s*[:：]?\s*[*_]*\s*$",
+    re.I,
+)
+
+
+def _under_answer_heading(text: str, line_start: int) -> bool:
+    """Whether the line starting at `line_start` follows an answer heading (blank lines aside)."""
+    end = line_start
+    while end > 0:  # walk back over blank lines without splitting the whole reply
+        start = text.rfind("\n", 0, end - 1) + 1
+        line = text[start : end - 1] if text[end - 1] == "\n" else text[start:end]
+        if line.strip():
+            return _ANSWER_HEADING_RE.match(line) is not None
+        end = start
+    return False
 
 
 # Words a reply puts in bold for stress, never as its answer.

@@ -246,17 +246,32 @@ NEGATORS = frozenset({"δεν", "δε", "μη", "μην", "den", "not", "isnt", 
 def first_polarity(text: str) -> bool | None:
     """The polarity of the first yes/no word in `text` (the one a reader takes as the reply).
 
-    A negator anywhere before it in the same answer ("δεν είναι σωστό", "not true") flips it.
+    A negator before it in the same clause ("δεν είναι σωστό", "not true") flips it; one in
+    an earlier clause does not ("Το κείμενο δεν το λέει, οπότε όχι" says no).
     """
-    negated = False
-    for token in tokens(text):
-        if token in NEGATORS:
-            negated = not negated
-            continue
-        value = polarity(token)
-        if value is not None:
-            return value != negated
-    return None
+    found = clause_polarities(text)
+    return found[0] if found else None
+
+
+_POLAR_CLAUSE_RE = re.compile(
+    r"[,;·.]|(?<![^\W_])(?:οπότε|οποτε|άρα|αρα|so|therefore|αλλά|αλλα|but)(?![^\W_])", re.I
+)
+
+
+def clause_polarities(text: str) -> list[bool]:
+    """The polarity of the first yes/no word of each clause of `text` that has one."""
+    found: list[bool] = []
+    for clause in _POLAR_CLAUSE_RE.split(text):
+        negated = False
+        for token in tokens(clause):
+            if token in NEGATORS:
+                negated = not negated
+                continue
+            value = polarity(token)
+            if value is not None:
+                found.append(value != negated)
+                break
+    return found
 
 
 _ENGLISH_POLAR = frozenset(

@@ -51,10 +51,11 @@ _SCI_E_RE = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?![\w.])"
 _RELATION_RE = re.compile(r"=|≈|:=")
 _MATH_SEGMENT_RE = re.compile(r"\$\$?([^$]+)\$\$?|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 _RELATION_COMMAND_RE = re.compile(r"\\(?:approx|simeq|sim|equiv)(?![a-zA-Z])")
-_ARITHMETIC_RE = re.compile(r"[\d\s.+\-*×/()]*[+*×(][\d\s.+\-*×/()]*")
+_ARITHMETIC_RE = re.compile(r"[\d\s.+\-*×/()^{}]*[+*×(^][\d\s.+\-*×/()^{}]*")
 _SIMPLE_FRACTION_RE = re.compile(
     r"(-?)\\[dtc]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}|(-?)\\[dtc]?frac\s*(\d)(\d)"
 )
+_PRODUCT_RE = re.compile(r"\\(?:times|cdot)(?![a-zA-Z])")
 _SLASH_FRACTION_RE = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
 _POWER_RE = re.compile(r"^\s*(\d+)\s*\^\s*\{?\s*(\d{1,3})\s*\}?\s*$")
 _AMBIGUOUS_RE = re.compile(r"^[-−]?([1-9]\d{0,2})[.,](\d{3})$")
@@ -84,6 +85,7 @@ def math_text(text: str) -> str:
     text = _SCI_TIMES_RE.sub(_scientific, text)
     text = _SCI_E_RE.sub(_scientific, text)
     text = _SIMPLE_FRACTION_RE.sub(_fraction_literal, text)
+    text = _PRODUCT_RE.sub(" × ", text)
     return _UNIT_POWER_RE.sub("", text)
 
 
@@ -244,10 +246,14 @@ def _arithmetic(text: str) -> Fraction | None:
     if not _ARITHMETIC_RE.fullmatch(text.strip()) or not any(c.isdigit() for c in text):
         return None
     try:
-        tree = ast.parse(text.strip().replace("×", "*"), mode="eval")
+        plain = text.strip().replace("×", "*").replace("^", "**").replace("{", "(")
+        tree = ast.parse(plain.replace("}", ")"), mode="eval")
         return _evaluate(tree.body)
     except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
         return None
+
+
+_MAX_EXPONENT = 64
 
 
 def _evaluate(node: ast.expr) -> Fraction:
@@ -256,6 +262,12 @@ def _evaluate(node: ast.expr) -> Fraction:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = _evaluate(node.operand)
         return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        base, exponent = _evaluate(node.left), _evaluate(node.right)
+        # Small whole powers only: "2^3", never "9^9^9".
+        if exponent.denominator != 1 or not 0 <= exponent <= _MAX_EXPONENT or abs(base) > 10**6:
+            raise ValueError("not a small power")
+        return base ** int(exponent)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
         left, right = _evaluate(node.left), _evaluate(node.right)
         if isinstance(node.op, ast.Add):

@@ -1,0 +1,180 @@
+"""Rules every scorer kind runs about what the reply commits to: several answer lines, a
+range, an ordinal, a declined name, an answer under a condition, and the verdict when no
+rule found the key (sure wrong, or unsure with its class: `unsure.py`)."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from llm_eval.scoring.context import (
+    Context,
+    Outcome,
+    doubtful,
+    matched,
+    passed,
+    rival_of,
+    search,
+    vetoed,
+)
+from llm_eval.scoring.cues import conditions, several_answers, states_range
+from llm_eval.scoring.forms import answer_ordinal, ordinals_in
+from llm_eval.scoring.matchers import (
+    NEGATORS,
+    answer_content,
+    answer_date,
+    answer_number,
+    numbers_in,
+)
+from llm_eval.scoring.normalize import has_greek, tokens
+from llm_eval.scoring.numeric import expected_value
+from llm_eval.scoring.unsure import name_form_outcome, open_answer, undecided
+
+
+def several_answers_rule(ctx: Context) -> Outcome:
+    """Closing answer lines with different answers («Απάντηση: Πάτρα» / «Απάντηση: Βόλος»)."""
+    answers = several_answers(ctx.extraction.text)
+    if answers:
+        return vetoed(f"the closing answer lines give {list(answers)}", "several_answers")
+    return passed("one closing answer")
+
+
+def range_rule(ctx: Context) -> Outcome:
+    """A range ("960–1000") or a tolerance ("360 ± 10") states no one value, when the key is
+    one number."""
+    if states_range(ctx.extracted, ctx.answer) is None:
+        return passed("no range in the answer")
+    if answer_number(ctx.answer) is None and expected_value(ctx.answer) is None:
+        return passed("the key is not a number")
+    if answer_date(ctx.answer) is not None:
+        return passed("the key is a date («12-5» is the 12th of May)")
+    where = ctx.extracted if ctx.extraction.rule in ("marker", "boxed", "bold") else ctx.head
+    found = states_range(where, ctx.answer)
+    if found is not None:
+        return vetoed(f"the answer gives the range {found!r}, not one value", "range")
+    return passed("no range in the answer")
+
+
+_PLACE_RE = re.compile(r"θέση|θεση|όροφο|οροφο|\bplace\b|\bposition\b|\bfloor\b", re.I)
+
+
+_DURATION_RE = re.compile(
+    r"(\d+)\s*(?:ώρα|ώρες|ωρα|ωρες|ώρας|hours?|hrs?|h)\s*(?:και|and|,)?\s*(\d+)\s*"
+    r"(?:λεπτά|λεπτα|λεπτό|minutes?|mins?|m)\b",
+    re.I,
+)
+
+
+def compound_duration_rule(ctx: Context) -> Outcome:
+    """ "1 ώρα και 50 λεπτά" is 110 minutes: against a key in minutes it counts as its total,
+    not as the "50" it ends on (unless the reply goes on to state another number)."""
+    found = _DURATION_RE.search(ctx.extracted)
+    if found is None or _DURATION_RE.search(ctx.answer):
+        return passed("no duration in hours and minutes")
+    if any(word in ctx.answer.casefold() for word in ("ώρ", "ωρ", "hour")):
+        return passed("the key is in hours")
+    if any(c.isdigit() for c in _DURATION_RE.sub(" ", ctx.extracted)):
+        return passed("the reply states another number beside the duration")
+    total = int(found.group(1)) * 60 + int(found.group(2))
+    if numbers_in(ctx.answer) == [total]:
+        return matched(f"{found.group(0)!r} is {total} minutes")
+    return vetoed(f"{found.group(0)!r} is {total} minutes, not {ctx.answer!r}")
+
+
+def ordinal_rule(ctx: Context) -> Outcome:
+    """An ordinal key («δεύτερος», "second") against the first ordinal the reply commits to,
+    in words or digits («2η», "2nd")."""
+    expected = next(
+        (value for answer in ctx.key.answers if (value := answer_ordinal(answer)) is not None),
+        None,
+    )
+    if expected is None and ctx.answer.strip().isdigit():
+        # A number key answered as an ordinal («8η θέση» for "8") when the question asks
+        # for a place; otherwise an ordinal is not the cardinal.
+        asks_place = _PLACE_RE.search(ctx.key.question or "") is not None
+        if asks_place and int(ctx.answer) in ordinals_in(ctx.head):
+            return matched(f"{ctx.head!r} gives the key as an ordinal")
+        return passed("no ordinal form of the key")
+    if expected is None:
+        return passed("the key is not an ordinal")
+    given = ordinals_in(ctx.head) or ordinals_in(ctx.extracted)
+    if not given:
+        return passed(f"no ordinal in {ctx.head!r}")
+    if given[0] == expected:
+        return matched(f"the ordinal {given[0]} of {ctx.head!r} is the key's")
+    return vetoed(f"the ordinal {given[0]} of {ctx.head!r} is not {expected}")
+
+
+def name_form_rule(ctx: Context) -> Outcome:
+    """A declined form of the key's name («του Μαρίνου»): see `unsure.name_form_outcome`."""
+    return name_form_outcome(ctx)
+
+
+_STEM_KEEP = 3
+"""Letters an inflection may change at the end of a word («εκνεύρισε», «εκνευρίστηκε»)."""
+_STEM_MIN = 5
+
+
+def stem_coverage_rule(ctx: Context) -> Outcome:
+    """An open answer whose every content word the committed answer gives in another form
+    («εκνευρίστηκε» for «τον εκνεύρισε»), with no negation: the key in other inflections."""
+    if not open_answer(ctx):
+        return passed("the key is not an open answer")
+    needed = answer_content(ctx.answer)
+    if not needed or any(len(word) < _STEM_MIN for word in needed):
+        return passed("a short word of the key has no stem to compare")
+    stems = [word[: max(_STEM_MIN, len(word) - _STEM_KEEP)] for word in needed]
+
+    def found(text: str) -> bool:
+        words = tokens(text)
+        if NEGATORS.intersection(words):
+            return False  # «δεν εκνευρίστηκε» negates what it names
+        return all(any(word.startswith(stem) for word in words) for stem in stems)
+
+    return search(ctx, found, "every content word of the key, in another form")
+
+
+def undecided_rule(ctx: Context) -> Outcome:
+    """No rule found the key: a committed decoy, number or date is wrong; an open answer or
+    another language is unsure; anything else is wrong."""
+    return undecided(ctx)
+
+
+def condition_doubt(ctx: Context) -> Outcome | None:
+    """For a credited reply: a condition offering another answer («αλλά αν …, Πάτρα») makes
+    it unsure; one answer per condition («Αν …, Πάτρα· αν …, Βόλο») makes it wrong."""
+    where = ctx.extraction.context or ctx.span
+    found = conditions(where)
+    if not found:
+        return None
+    after = where[found[0].start() :]
+    if not tokens(where[: found[0].start()]):
+        # "If x = 3, y = 7" states its answer under the condition; «Αν …, Πάτρα· αν …,
+        # Βόλο» gives one answer per condition and commits to none.
+        if len(found) > 1:
+            return vetoed(f"{where.strip()!r} gives one answer per condition", "conditional")
+        return None
+    other = _other_candidate(ctx, after)
+    if other is None:
+        return None
+    return doubtful("conditional", f"{where.strip()!r} offers {other!r} under a condition")
+
+
+def _other_candidate(ctx: Context, text: str) -> str | None:
+    """A decoy or a number other than the key that `text` offers."""
+    rival = rival_of(ctx, text)
+    if rival is not None:
+        return rival
+    for distractor in ctx.key.distractors:
+        if set(tokens(distractor)) & set(tokens(text)):
+            return distractor
+    expected = answer_number(ctx.answer)
+    if expected is not None:
+        others = [v for v in numbers_in(text, has_greek(text)) if v != expected]
+        if others:
+            return _show(others[0])
+    return None
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else str(value)
