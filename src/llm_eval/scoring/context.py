@@ -199,21 +199,65 @@ def search(
 
 
 _APPOSITION_RE = re.compile(r"\s*,\s*")
+_DESCRIPTION_WORDS = 2
+_ARTICLES = frozenset({"ο", "η", "το", "οι", "τα", "the", "a", "an"})
+"""Content words a role noun or description in an apposition may have («ο ντράμερ»)."""
 
 
 def appositive(ctx: Context, text: str) -> bool:
-    """Whether a comma list names one thing twice: every item is one of the key's accepted
-    forms («Η γιαγιά, η Ευτέρπη»), so it is an apposition, not a choice between candidates."""
+    """Whether a comma list names one thing twice, an apposition rather than a choice.
+
+    Class `appositive`: every item is one of the key's forms or a part of its name («Ο
+    Γιώργος, ο Παππάς»), or one item is the key and the other only describes it: a role noun
+    that names no one of the task («Η ξαδέρφη, η Ελπίδα») when the key is a name, or the
+    question's own subject restated («Η Ευτέρπη, φρούτα» for «Τι θα φέρει η Ευτέρπη;»).
+    An item that names a decoy or another name is a second candidate, never an apposition.
+    """
     items = [item for item in _APPOSITION_RE.split(text.strip(" .;!")) if tokens(item)]
     if len(items) < 2 or any(" ή " in f" {item} " or " or " in f" {item} " for item in items):
         return False
-    return all(
-        any(
-            offers(tokens(answer), item, transliterate=ctx.transliterates)
-            for answer in ctx.key.answers
-        )
-        for item in items
-    )
+    keyed = [_names_key(ctx, item) for item in items]
+    if all(keyed):
+        return True
+    if len(items) != 2 or not any(keyed):
+        return False
+    other = items[keyed.index(False)]
+    return _describes(ctx, other, first=keyed[0] is False)
+
+
+def _names_key(ctx: Context, item: str) -> bool:
+    """Whether `item` is one of the key's forms, or a part of a key of several words."""
+    if any(
+        offers(tokens(answer), item, transliterate=ctx.transliterates) for answer in ctx.key.answers
+    ):
+        return True
+    words = content_tokens(item)
+    parts = {word for answer in ctx.key.answers for word in content_tokens(answer)}
+    return bool(words) and set(words) <= parts
+
+
+def _describes(ctx: Context, item: str, *, first: bool) -> bool:
+    """Whether `item` only describes the key: no decoy, no number, a few words, and either a
+    role noun (lower case, named nowhere in the task as a name) beside a key that is a name,
+    or words all taken from the question's own ask."""
+    words = content_tokens(item)
+    if not words or len(words) > _DESCRIPTION_WORDS or any(c.isdigit() for c in item):
+        return False
+    decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
+    if decoys & set(words) or rival_of(ctx, item) is not None:
+        return False
+    question = ctx.key.question or ""
+    ask = question.rsplit("»", 1)[-1]
+    if set(words) <= set(tokens(ask)):
+        return True  # the question's own subject, restated beside the answer
+    key_is_name = all(w[0].isupper() for w in re.findall(r"[^\W\d_]+", ctx.answer))
+    # An article that opens the reply is capitalised as a sentence start («Η ξαδέρφη»); a
+    # bare capitalised word there («Μαρία, Μαρίνα») may be a name.
+    written = re.findall(r"[^\W\d_]+", item)
+    opens_with_article = first and len(written) > 1 and tokens(written[0])[0] in _ARTICLES
+    named = capitalised_words(" ".join(written[1:] if opens_with_article else written))
+    names_in_task = capitalised_words(question)
+    return key_is_name and not (set(words) & (named | names_in_task))
 
 
 def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
