@@ -31,10 +31,17 @@ _CORRECTION_RE = re.compile(
             accent_tolerant(r"οχι,?\s*περιμενε,?"),
             accent_tolerant(r"(?:συγγνωμη,?\s*)?διορθωνω\s*[:,]?"),
             accent_tolerant(r"διορθωση\s*:"),
+            # «α όχι», «όχι, στάσου», «στάσου», «Τελικά:» take back what came before them.
+            accent_tolerant(r"(?<![^\W_])α,?\s+οχι,?(?:\s*τελικα,?)?"),
+            accent_tolerant(r"(?<![^\W_])(?:οχι,?\s*)?στασου(?![^\W_])[,.!…]*"),
+            # «Τελικά:» opening a clause, not a verb's adverb («δεν ισχύει τελικά: …»).
+            r"(?:^|(?<=[.!…,;—–-])\s*)" + accent_tolerant(r"τελικα\s*:"),
             r"\b(?:wait|hold on),?\s*(?:no,?\s*)?actually,?(?:\.\.\.|…)?",
             r"\bno,?\s*wait,?",
             r"\bcorrection\s*:",
             r"\bscratch that\b[.,]?",
+            # A bare "wait" last: "wait, actually" and "no, wait" above take their whole cue.
+            r"\bwait\b[,.!…]*(?:\s*no\b,?)?",
         )
     ),
     re.I,
@@ -61,10 +68,20 @@ def correction_tail(text: str) -> str | None:
     cues = list(_CORRECTION_RE.finditer(last))
     if not cues:
         return None
-    tail = last[cues[-1].end() :].strip(" .…—–-:")
+    tail = last[cues[-1].end() :]
+    # «α όχι, τα μαύρα τελείωσαν, τελικά λευκά»: a later «τελικά» settles the correction.
+    settled = list(_SETTLE_RE.finditer(tail))
+    if settled:
+        tail = tail[settled[-1].end() :]
+    tail = tail.strip(" .…—–-:")
     if not tail or len(tail.split()) > _TAIL_WORDS:
         return None
     return tail
+
+
+_SETTLE_RE = re.compile(
+    accent_tolerant(r"(?<![^\W_])τελικα(?![^\W_]),?") + r"|\bfinally\b,?", re.I
+)
 
 
 _WEAK_CORRECTION_RE = re.compile(
@@ -129,6 +146,8 @@ def several_answers(text: str) -> tuple[str, ...]:
         answer = _answer_of(line)
         if answer is None:
             break
+        if found and _CORRECTION_RE.search(line):
+            break  # a line that takes itself back: the answer lines after it settle it
         found.append(answer)
     distinct = tuple(dict.fromkeys(answer for answer in found if answer))
     return distinct if len(distinct) > 1 else ()
