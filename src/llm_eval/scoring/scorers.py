@@ -218,11 +218,6 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
-        if corrected.method == "no_match":
-            # Class `self_correction`: what the reply corrects itself to is not clear.
-            return ScoreResult.unsure(
-                "self_correction", method="self_correction", extracted=tail, detail=note
-            )
         return corrected.model_copy(update={"method": "self_correction", "detail": note})
     weak = weak_correction_tail(extract_answer(response).text)
     if weak is not None and score_variants(chain, weak, key).correct:
