@@ -116,6 +116,12 @@ _MARKER_LINE_RE = re.compile(
     re.I,
 )
 _BOLD_LINE_RE = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?\*\*([^*]+)\*\*\s*[.!]?\s*$")
+_HEADING_RE = re.compile(
+    rf"^\W*(?:(?:final\s+)?answer|(?:{accent_tolerant('τελικη')}\s+)?"
+    rf"{accent_tolerant('απαντηση')})\W*$",
+    re.I,
+)
+"""A line that only names the answer to come («**Απάντηση**», "## Final answer")."""
 _FIRST_NUMBER_RE = re.compile(r"-?\d+(?:[.,]\d+)?")
 
 
@@ -143,6 +149,8 @@ def several_answers(text: str) -> tuple[str, ...]:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     found: list[str] = []
     for line in reversed(lines):
+        if _HEADING_RE.match(line):
+            continue  # "**Απάντηση**" over the answer is its heading, not a second answer
         answer = _answer_of(line)
         if answer is None:
             break
