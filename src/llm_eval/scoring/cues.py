@@ -217,6 +217,12 @@ _REASON_ASIDE_RE = re.compile(
 )
 
 
+_WORKING_ASIDE_RE = re.compile(r"(?<=\d)\s*\((?=[^()]*=)[^()]*\)")
+"""A bracket after a number that holds arithmetic ("85 (40 + 30 = 70, 8 + 7 = 15)")."""
+
+
 def without_reason_asides(text: str) -> str:
-    """`text` without bracketed reasons ("(since 58 + 65 = 123)"), which hold working."""
-    return _REASON_ASIDE_RE.sub("", text)
+    """`text` without bracketed reasons ("(since 58 + 65 = 123)") and without working in a
+    bracket right after the number (class `reason_after_number`): both hold working, whose
+    numbers are not the answer."""
+    return _WORKING_ASIDE_RE.sub("", _REASON_ASIDE_RE.sub("", text))
