@@ -83,7 +83,7 @@ def compound_duration_rule(ctx: Context) -> Outcome:
 
 def ordinal_rule(ctx: Context) -> Outcome:
     """An ordinal key («δεύτερος», "second") against the first ordinal the reply commits to,
-    in words or digits («2η», "2nd")."""
+    in words or digits («2η», "2nd"); class `ordinal`: beside a decoy it is not credited."""
     expected = next(
         (value for answer in ctx.key.answers if (value := answer_ordinal(answer)) is not None),
         None,
@@ -101,6 +101,10 @@ def ordinal_rule(ctx: Context) -> Outcome:
     if not given:
         return passed(f"no ordinal in {ctx.head!r}")
     if given[0] == expected:
+        # A decoy beside the ordinal ("5th floor, reception") is a second candidate.
+        rival = rival_of(ctx, ctx.head) or rival_of(ctx, ctx.extracted)
+        if rival is not None:
+            return vetoed(f"{ctx.head!r} gives the ordinal beside the decoy {rival!r}", "distractor")
         return matched(f"the ordinal {given[0]} of {ctx.head!r} is the key's")
     return vetoed(f"the ordinal {given[0]} of {ctx.head!r} is not {expected}")
 
