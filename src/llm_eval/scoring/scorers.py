@@ -76,6 +76,7 @@ from llm_eval.scoring.unsure import UNSURE_REASONS
 from llm_eval.scoring.verdict_rules import (
     compound_duration_rule,
     condition_doubt,
+    form_demand_rule,
     name_form_rule,
     ordinal_rule,
     range_rule,
@@ -97,6 +98,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
+    Rule("form_demand", form_demand_rule),
     Rule("echo", echo_rule),
     Rule("exact", exact_rule),
     Rule("regex", regex_rule),
@@ -120,6 +122,7 @@ EXACT_RULES: tuple[Rule, ...] = (
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
+    Rule("form_demand", form_demand_rule),
     Rule("exact", exact_rule),
     Rule("regex", regex_rule),
     Rule("yes_no", yes_no_rule),
@@ -202,7 +205,7 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
 # Verdicts about the response as a whole: another accepted spelling cannot change them.
 _RESPONSE_VERDICTS = frozenset(
     {"empty_response", "echo", "hedged", "distractor", "wrong_script", "wrong_format",
-     "several_answers", "range"}
+     "several_answers", "range", "wrong_form"}
 )  # fmt: skip
 
 

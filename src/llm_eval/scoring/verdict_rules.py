@@ -18,7 +18,7 @@ from llm_eval.scoring.context import (
     vetoed,
 )
 from llm_eval.scoring.cues import conditions, several_answers, states_range
-from llm_eval.scoring.forms import answer_ordinal, ordinals_in
+from llm_eval.scoring.forms import answer_ordinal, form_of, name_token, ordinals_in
 from llm_eval.scoring.matchers import (
     NEGATORS,
     answer_content,
@@ -107,6 +107,45 @@ def ordinal_rule(ctx: Context) -> Outcome:
             return vetoed(f"{ctx.head!r} gives the ordinal beside the decoy {rival!r}", "distractor")
         return matched(f"the ordinal {given[0]} of {ctx.head!r} is the key's")
     return vetoed(f"the ordinal {given[0]} of {ctx.head!r} is not {expected}")
+
+
+_NOMINATIVE_DEMAND_RE = re.compile(r"ονομαστικ|\bnominative\b", re.I)
+_NO_NUMBER_DEMAND_RE = re.compile(
+    r"χωρ[ίι]ς\s+(?:τον\s+|το\s+)?αριθμ|\bwithout\s+(?:the\s+|a\s+)?(?:house\s+)?number"
+    r"|\bno\s+(?:house\s+)?numbers?\b",
+    re.I,
+)
+_OBLIQUE_WORDS = frozenset(
+    {"του", "τησ", "τον", "την", "τη", "στου", "στησ", "στον", "στην", "στη", "απο", "με",
+     "για", "σε"}
+)  # fmt: skip
+
+
+def form_demand_rule(ctx: Context) -> Outcome:
+    """Class `form_demand`: the question's explicit demand on the answer's form, read from
+    its words: «στην ονομαστική» ("nominative") refuses the key's name after an article or
+    preposition of another case («τον Ορέστη»); «χωρίς αριθμό» ("without the number")
+    refuses a committed answer with a number when the key has none («Κανάρη 14»)."""
+    question = ctx.key.question or ""
+    if not question:
+        return passed("no question to demand a form")
+    ask = question.rsplit("»", 1)[-1]
+    head = ctx.head
+    if _NO_NUMBER_DEMAND_RE.search(ask) and not any(c.isdigit() for c in ctx.answer):
+        if any(c.isdigit() for c in head):
+            return vetoed(f"the task demands no number; {head!r} gives one", "wrong_format")
+    if _NOMINATIVE_DEMAND_RE.search(ask):
+        names = frozenset(
+            token for answer in ctx.key.answers if (token := name_token(answer)) is not None
+        )
+        words = tokens(head)
+        for index, word in enumerate(words):
+            if index and words[index - 1] in _OBLIQUE_WORDS and form_of(word, names):
+                return vetoed(
+                    f"the task demands the nominative; {head!r} gives another case",
+                    "wrong_form",
+                )
+    return passed("no form demand, or the committed answer meets it")
 
 
 def name_form_rule(ctx: Context) -> Outcome:
