@@ -513,6 +513,7 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
         "boxed_alternatives",
         "alternatives",
         "answer_format",
+        "form_demand",
         "echo",
         "exact",
         "regex",

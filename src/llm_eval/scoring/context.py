@@ -21,6 +21,7 @@ from llm_eval.scoring.extraction import (
     Extraction,
     extract_answer,
 )
+from llm_eval.scoring.locative import before_location, locates_decoy
 from llm_eval.scoring.matchers import (
     STOPWORDS,
     competing_candidate,
@@ -285,7 +286,18 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
         return matched(f"{what} in {gloss!r}, a gloss of the committed answer {head!r}")
     if rejects(ctx.span, head, ctx.answer_tokens, ctx.negation):
         return vetoed(f"the committed answer {head!r} rejects {ctx.answer!r}", "negated")
-    rival = rival_of(ctx, head)
+    located = locates_decoy(
+        head, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+    )
+    if located is not None:
+        return vetoed(f"{head!r} names the key only to locate the decoy {located!r}", "distractor")
+    # A decoy after a locative word («απέναντι από το καφέ») only says where the key is.
+    rival = rival_of(
+        ctx,
+        before_location(
+            head, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+        ),
+    )
     if rival is not None:
         return vetoed(
             f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor"

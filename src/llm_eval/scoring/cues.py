@@ -79,9 +79,7 @@ def correction_tail(text: str) -> str | None:
     return tail
 
 
-_SETTLE_RE = re.compile(
-    accent_tolerant(r"(?<![^\W_])τελικα(?![^\W_]),?") + r"|\bfinally\b,?", re.I
-)
+_SETTLE_RE = re.compile(accent_tolerant(r"(?<![^\W_])τελικα(?![^\W_]),?") + r"|\bfinally\b,?", re.I)
 
 
 _WEAK_CORRECTION_RE = re.compile(

@@ -113,7 +113,9 @@ def yes_no_rule(ctx: Context) -> Outcome:
                 "other_language", f"the {where} answers in English ({word}) for {ctx.answer!r}"
             )
         if _qualified(text):
-            return vetoed(f"the {where} says {word} only under a condition: {text!r}", "conditional")
+            return vetoed(
+                f"the {where} says {word} only under a condition: {text!r}", "conditional"
+            )
         if given == expected:
             return matched(f"the {where} says {word}")
         return vetoed(f"the {where} says {word}")

@@ -104,7 +104,9 @@ def ordinal_rule(ctx: Context) -> Outcome:
         # A decoy beside the ordinal ("5th floor, reception") is a second candidate.
         rival = rival_of(ctx, ctx.head) or rival_of(ctx, ctx.extracted)
         if rival is not None:
-            return vetoed(f"{ctx.head!r} gives the ordinal beside the decoy {rival!r}", "distractor")
+            return vetoed(
+                f"{ctx.head!r} gives the ordinal beside the decoy {rival!r}", "distractor"
+            )
         return matched(f"the ordinal {given[0]} of {ctx.head!r} is the key's")
     return vetoed(f"the ordinal {given[0]} of {ctx.head!r} is not {expected}")
 
@@ -131,9 +133,9 @@ def form_demand_rule(ctx: Context) -> Outcome:
         return passed("no question to demand a form")
     ask = question.rsplit("»", 1)[-1]
     head = ctx.head
-    if _NO_NUMBER_DEMAND_RE.search(ask) and not any(c.isdigit() for c in ctx.answer):
-        if any(c.isdigit() for c in head):
-            return vetoed(f"the task demands no number; {head!r} gives one", "wrong_format")
+    no_number = _NO_NUMBER_DEMAND_RE.search(ask) and not any(c.isdigit() for c in ctx.answer)
+    if no_number and any(c.isdigit() for c in head):
+        return vetoed(f"the task demands no number; {head!r} gives one", "wrong_format")
     if _NOMINATIVE_DEMAND_RE.search(ask):
         names = frozenset(
             token for answer in ctx.key.answers if (token := name_token(answer)) is not None
