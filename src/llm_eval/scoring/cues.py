@@ -82,6 +82,18 @@ def correction_tail(text: str) -> str | None:
 _SETTLE_RE = re.compile(accent_tolerant(r"(?<![^\W_])τελικα(?![^\W_]),?") + r"|\bfinally\b,?", re.I)
 
 
+def unsettled_correction(text: str, answer: str | None) -> bool:
+    """Whether an explicit correction cue stands on the committed answer's line or after it,
+    though no short corrected answer follows it (class `self_correction`): the reply takes
+    its answer back without clearly giving another."""
+    if not answer:
+        return False
+    at = text.rfind(answer)
+    if at < 0:
+        return False
+    return _CORRECTION_RE.search(text, text.rfind("\n", 0, at) + 1) is not None
+
+
 _WEAK_CORRECTION_RE = re.compile(
     accent_tolerant(r"(?<![^\W_])(?:η μαλλον|η καλυτερα|εννοω)(?![^\W_]),?")
     + r"|\bor rather\b,?|\bI mean\b,?",

@@ -43,7 +43,7 @@ from dataclasses import replace
 
 from llm_eval.registry import Registry
 from llm_eval.scoring.context import Context, Rule
-from llm_eval.scoring.cues import correction_tail, weak_correction_tail
+from llm_eval.scoring.cues import correction_tail, unsettled_correction, weak_correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
@@ -217,11 +217,19 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     is not credited (`condition_doubt`).
     """
     # The extraction is cached: the rules below read the same one.
-    tail = correction_tail(extract_answer(response).text)
+    extraction = extract_answer(response)
+    tail = correction_tail(extraction.text) or correction_tail(
+        extraction.context.split("\n", 1)[0]
+    )
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
         return corrected.model_copy(update={"method": "self_correction", "detail": note})
+    if unsettled_correction(extraction.text, extraction.answer):
+        return ScoreResult.unsure(
+            "self_correction", method="self_correction", extracted=extraction.answer,
+            detail="a correction cue takes the answer back and no corrected answer follows",
+        )  # fmt: skip
     weak = weak_correction_tail(extract_answer(response).text)
     if weak is not None and score_variants(chain, weak, key).correct:
         return ScoreResult.unsure(
