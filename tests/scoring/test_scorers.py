@@ -522,6 +522,7 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
         "containment",
         "number_words",
         "date",
+        "clock_time",
         "transliteration",
         "token_coverage",
         "near_spelling",

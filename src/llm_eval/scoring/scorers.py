@@ -74,6 +74,7 @@ from llm_eval.scoring.numeric_rules import (
 from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
 from llm_eval.scoring.unsure import UNSURE_REASONS
 from llm_eval.scoring.verdict_rules import (
+    clock_time_rule,
     compound_duration_rule,
     condition_doubt,
     form_demand_rule,
@@ -107,6 +108,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("containment", containment_rule),
     Rule("number_words", number_words_rule),
     Rule("date", date_rule),
+    Rule("clock_time", clock_time_rule),
     Rule("transliteration", transliteration_rule),
     Rule("token_coverage", token_coverage_rule),
     Rule("near_spelling", near_spelling_rule),
@@ -127,6 +129,7 @@ EXACT_RULES: tuple[Rule, ...] = (
     Rule("regex", regex_rule),
     Rule("yes_no", yes_no_rule),
     Rule("containment", lambda ctx: containment_rule(ctx, single_word_only=True)),
+    Rule("clock_time", clock_time_rule),
     Rule("near_spelling", near_spelling_rule),
     Rule("name_form", name_form_rule),
     Rule("undecided", undecided_rule),
@@ -218,9 +221,7 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     """
     # The extraction is cached: the rules below read the same one.
     extraction = extract_answer(response)
-    tail = correction_tail(extraction.text) or correction_tail(
-        extraction.context.split("\n", 1)[0]
-    )
+    tail = correction_tail(extraction.text) or correction_tail(extraction.context.split("\n", 1)[0])
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"

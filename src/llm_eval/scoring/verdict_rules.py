@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from llm_eval.scoring.clock import key_minutes, times_in
 from llm_eval.scoring.context import (
     Context,
     Outcome,
@@ -148,6 +149,22 @@ def form_demand_rule(ctx: Context) -> Outcome:
                     "wrong_form",
                 )
     return passed("no form demand, or the committed answer meets it")
+
+
+def clock_time_rule(ctx: Context) -> Outcome:
+    """Class `clock_time`: a key on the 24-hour clock against the times of day the committed
+    answer states in any writing («στις 3 το απόγευμα», "3pm" for 15:00): see `clock.py`."""
+    expected = key_minutes(ctx.answer)
+    if expected is None:
+        return passed("the key is not a time of day")
+    given = times_in(ctx.head) or times_in(ctx.extracted)
+    if not given:
+        return passed(f"no time of day in {ctx.head!r}")
+    if all(value == expected for value in given):
+        return matched(f"{ctx.head!r} states the time {ctx.answer!r}")
+    if expected not in given:
+        return vetoed(f"{ctx.head!r} states another time of day than {ctx.answer!r}")
+    return passed(f"{ctx.head!r} states several times of day")
 
 
 def name_form_rule(ctx: Context) -> Outcome:
