@@ -180,6 +180,10 @@ def search(
     """
     if ctx.extracted and found(ctx.extracted):
         if is_hedged(ctx.extracted, near=near) and not appositive(ctx, ctx.extracted):
+            if unclear_apposition(ctx, ctx.extracted):
+                return doubtful(
+                    "several_candidates", f"{ctx.extracted!r} may describe the key or name another"
+                )
             return vetoed(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
         return committed(ctx, found, what)
     if not ctx.searches_raw:
@@ -214,16 +218,33 @@ def appositive(ctx: Context, text: str) -> bool:
     question's own subject restated («Η Ευτέρπη, φρούτα» for «Τι θα φέρει η Ευτέρπη;»).
     An item that names a decoy or another name is a second candidate, never an apposition.
     """
+    return _apposition(ctx, text) == "yes"
+
+
+def unclear_apposition(ctx: Context, text: str) -> bool:
+    """Class `several_candidates`: the key beside one capitalised word that opens the reply
+    («Ξαδέρφη, η Ελπίδα»), which the task names nowhere: a role noun written with a
+    capital, or another name; the rules cannot tell which."""
+    return _apposition(ctx, text) == "unclear"
+
+
+Apposition = Literal["yes", "no", "unclear"]
+
+
+def _apposition(ctx: Context, text: str) -> Apposition:
     items = [item for item in _APPOSITION_RE.split(text.strip(" .;!")) if tokens(item)]
     if len(items) < 2 or any(" ή " in f" {item} " or " or " in f" {item} " for item in items):
-        return False
+        return "no"
     keyed = [_names_key(ctx, item) for item in items]
     if all(keyed):
-        return True
+        return "yes"
     if len(items) != 2 or not any(keyed):
-        return False
+        return "no"
     other = items[keyed.index(False)]
-    return _describes(ctx, other, first=keyed[0] is False)
+    verdict = _describes(ctx, other, first=keyed[0] is False)
+    if verdict == "unclear" and tokens(items[1])[0] not in _ARTICLES:
+        return "no"  # two bare words («Μαρία, Μαρίνα») are a list, not a role and a name
+    return verdict
 
 
 def _names_key(ctx: Context, item: str) -> bool:
@@ -237,28 +258,31 @@ def _names_key(ctx: Context, item: str) -> bool:
     return bool(words) and set(words) <= parts
 
 
-def _describes(ctx: Context, item: str, *, first: bool) -> bool:
+def _describes(ctx: Context, item: str, *, first: bool) -> Apposition:
     """Whether `item` only describes the key: no decoy, no number, a few words, and either a
     role noun (lower case, named nowhere in the task as a name) beside a key that is a name,
-    or words all taken from the question's own ask."""
+    or words all taken from the question's own ask; "unclear" when its only capital is the
+    reply's first letter."""
     words = content_tokens(item)
     if not words or len(words) > _DESCRIPTION_WORDS or any(c.isdigit() for c in item):
-        return False
+        return "no"
     decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
     if decoys & set(words) or rival_of(ctx, item) is not None:
-        return False
+        return "no"
     question = ctx.key.question or ""
-    ask = question.rsplit("»", 1)[-1]
-    if set(words) <= set(tokens(ask)):
-        return True  # the question's own subject, restated beside the answer
-    key_is_name = all(w[0].isupper() for w in re.findall(r"[^\W\d_]+", ctx.answer))
+    if set(words) <= set(tokens(question.rsplit("»", 1)[-1])):
+        return "yes"  # the question's own subject, restated beside the answer
+    if not all(w[0].isupper() for w in re.findall(r"[^\W\d_]+", ctx.answer)):
+        return "no"  # beside an open answer, another word is another candidate
+    if set(words) & capitalised_words(question):
+        return "no"  # a name of the task
     # An article that opens the reply is capitalised as a sentence start («Η ξαδέρφη»); a
-    # bare capitalised word there («Μαρία, Μαρίνα») may be a name.
+    # bare capitalised word there («Ξαδέρφη, η Ελπίδα») may be a role noun or a name.
     written = re.findall(r"[^\W\d_]+", item)
     opens_with_article = first and len(written) > 1 and tokens(written[0])[0] in _ARTICLES
-    named = capitalised_words(" ".join(written[1:] if opens_with_article else written))
-    names_in_task = capitalised_words(question)
-    return key_is_name and not (set(words) & (named | names_in_task))
+    if set(words) & capitalised_words(" ".join(written[1:] if opens_with_article else written)):
+        return "unclear" if first and not opens_with_article and len(written) == 1 else "no"
+    return "yes"
 
 
 def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
