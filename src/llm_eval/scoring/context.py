@@ -315,13 +315,7 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     )
     if located is not None:
         return vetoed(f"{head!r} names the key only to locate the decoy {located!r}", "distractor")
-    # A decoy after a locative word («απέναντι από το καφέ») only says where the key is.
-    rival = rival_of(
-        ctx,
-        before_location(
-            head, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
-        ),
-    )
+    rival = rival_in_commitment(ctx, head)
     if rival is not None:
         return vetoed(
             f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor"
@@ -367,6 +361,15 @@ def rival_of(ctx: Context, text: str) -> str | None:
             text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
         )
     return ctx.rivals[text]
+
+
+def rival_in_commitment(ctx: Context, text: str) -> str | None:
+    """A decoy the committed `text` offers beside the key, leaving out what a locative word
+    after the key describes («απέναντι από το καφέ» only says where the key is)."""
+    where = before_location(
+        text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+    )
+    return rival_of(ctx, where)
 
 
 def near_answer(ctx: Context, *, transliterate: bool) -> Callable[[str], bool]:

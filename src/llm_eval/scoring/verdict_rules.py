@@ -14,6 +14,7 @@ from llm_eval.scoring.context import (
     doubtful,
     matched,
     passed,
+    rival_in_commitment,
     rival_of,
     search,
     vetoed,
@@ -103,7 +104,7 @@ def ordinal_rule(ctx: Context) -> Outcome:
         return passed(f"no ordinal in {ctx.head!r}")
     if given[0] == expected:
         # A decoy beside the ordinal ("5th floor, reception") is a second candidate.
-        rival = rival_of(ctx, ctx.head) or rival_of(ctx, ctx.extracted)
+        rival = rival_in_commitment(ctx, ctx.head) or rival_in_commitment(ctx, ctx.extracted)
         if rival is not None:
             return vetoed(
                 f"{ctx.head!r} gives the ordinal beside the decoy {rival!r}", "distractor"
