@@ -1,6 +1,7 @@
 """The fifth held-back set: its labels are well formed, and the scorer's agreement with them.
 
-The set was written and labelled before any scorer ran on it; the goals are issue 31's.
+The set was written and labelled before any scorer ran on it, measured once blind, and then
+used to develop the rules; the goals are issue 31's.
 """
 
 from __future__ import annotations
@@ -8,8 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 from tests.support.blind_round5 import BLIND_ROUND5_GOALS, LABELS, load_cases, measure, report
 
@@ -50,7 +49,9 @@ def test_every_row_is_a_labelled_reply_to_a_task_of_its_benchmark() -> None:
     assert sum(case["shape"] == "gaming" for case in cases) >= 20
 
 
-@pytest.mark.xfail(strict=False, reason="issue 31's goals; the rewritten scorer is measured here")
 def test_the_scorer_reaches_the_goals_on_the_fifth_held_back_set() -> None:
+    """Measured once blind (0.946 sure agreement), then used to develop the rules: the goals
+    hold here, and a fresh held-back set measures them blind."""
     result = measure()
     assert not result.shortfalls(BLIND_ROUND5_GOALS), report(result)
+    assert result.overall.right_refused_share <= 0.01, report(result)

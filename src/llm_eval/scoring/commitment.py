@@ -42,6 +42,14 @@ _BREAK_RE = re.compile(
     r"|\n+"
 )
 _COMMA_RE = re.compile(r"(?<!\d),|,(?!\d)")
+# A reason conjunction starts a reason clause even with no comma before it («Πάρνηθα γιατί
+# η Πεντέλη είχε πυρκαγιά»): what follows explains the answer, it does not offer another.
+_REASON_START_RE = re.compile(
+    r"(?<=[^\W_])\s+(?=(?:"
+    + accent_tolerant("γιατι|επειδη|διοτι").replace("σ", "[σς]")
+    + r"|because|since)(?![^\W_]))",
+    re.I,
+)
 # Words that set aside what follows them in their clause: the matchers' negators and
 # rejecting words, and a few more forms of "not".
 NEGATORS = (
@@ -106,7 +114,11 @@ def _segments(span: str) -> list[str]:
     """`span` cut at brackets, dashes, semicolons and sentence ends, then at reason commas."""
     pieces: list[str] = []
     parts = [
-        sentence for part in _BREAK_RE.split(span) if part for sentence in split_sentences(part)
+        clause
+        for part in _BREAK_RE.split(span)
+        if part
+        for sentence in split_sentences(part)
+        for clause in _REASON_START_RE.split(sentence)
     ]
     for part in parts:
         if not part or not part.strip():

@@ -21,6 +21,7 @@ from llm_eval.scoring.extraction import (
     Extraction,
     extract_answer,
 )
+from llm_eval.scoring.locative import before_location, locates_decoy
 from llm_eval.scoring.matchers import (
     STOPWORDS,
     competing_candidate,
@@ -179,6 +180,10 @@ def search(
     """
     if ctx.extracted and found(ctx.extracted):
         if is_hedged(ctx.extracted, near=near) and not appositive(ctx, ctx.extracted):
+            if unclear_apposition(ctx, ctx.extracted):
+                return doubtful(
+                    "several_candidates", f"{ctx.extracted!r} may describe the key or name another"
+                )
             return vetoed(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
         return committed(ctx, found, what)
     if not ctx.searches_raw:
@@ -199,21 +204,85 @@ def search(
 
 
 _APPOSITION_RE = re.compile(r"\s*,\s*")
+_DESCRIPTION_WORDS = 2
+_ARTICLES = frozenset({"ο", "η", "το", "οι", "τα", "the", "a", "an"})
+"""Content words a role noun or description in an apposition may have («ο ντράμερ»)."""
 
 
 def appositive(ctx: Context, text: str) -> bool:
-    """Whether a comma list names one thing twice: every item is one of the key's accepted
-    forms («Η γιαγιά, η Ευτέρπη»), so it is an apposition, not a choice between candidates."""
+    """Whether a comma list names one thing twice, an apposition rather than a choice.
+
+    Class `appositive`: every item is one of the key's forms or a part of its name («Ο
+    Γιώργος, ο Παππάς»), or one item is the key and the other only describes it: a role noun
+    that names no one of the task («Η ξαδέρφη, η Ελπίδα») when the key is a name, or the
+    question's own subject restated («Η Ευτέρπη, φρούτα» for «Τι θα φέρει η Ευτέρπη;»).
+    An item that names a decoy or another name is a second candidate, never an apposition.
+    """
+    return _apposition(ctx, text) == "yes"
+
+
+def unclear_apposition(ctx: Context, text: str) -> bool:
+    """Class `several_candidates`: the key beside one capitalised word that opens the reply
+    («Ξαδέρφη, η Ελπίδα»), which the task names nowhere: a role noun written with a
+    capital, or another name; the rules cannot tell which."""
+    return _apposition(ctx, text) == "unclear"
+
+
+Apposition = Literal["yes", "no", "unclear"]
+
+
+def _apposition(ctx: Context, text: str) -> Apposition:
     items = [item for item in _APPOSITION_RE.split(text.strip(" .;!")) if tokens(item)]
     if len(items) < 2 or any(" ή " in f" {item} " or " or " in f" {item} " for item in items):
-        return False
-    return all(
-        any(
-            offers(tokens(answer), item, transliterate=ctx.transliterates)
-            for answer in ctx.key.answers
-        )
-        for item in items
-    )
+        return "no"
+    keyed = [_names_key(ctx, item) for item in items]
+    if all(keyed):
+        return "yes"
+    if len(items) != 2 or not any(keyed):
+        return "no"
+    other = items[keyed.index(False)]
+    verdict = _describes(ctx, other, first=keyed[0] is False)
+    if verdict == "unclear" and tokens(items[1])[0] not in _ARTICLES:
+        return "no"  # two bare words («Μαρία, Μαρίνα») are a list, not a role and a name
+    return verdict
+
+
+def _names_key(ctx: Context, item: str) -> bool:
+    """Whether `item` is one of the key's forms, or a part of a key of several words."""
+    if any(
+        offers(tokens(answer), item, transliterate=ctx.transliterates) for answer in ctx.key.answers
+    ):
+        return True
+    words = content_tokens(item)
+    parts = {word for answer in ctx.key.answers for word in content_tokens(answer)}
+    return bool(words) and set(words) <= parts
+
+
+def _describes(ctx: Context, item: str, *, first: bool) -> Apposition:
+    """Whether `item` only describes the key: no decoy, no number, a few words, and either a
+    role noun (lower case, named nowhere in the task as a name) beside a key that is a name,
+    or words all taken from the question's own ask; "unclear" when its only capital is the
+    reply's first letter."""
+    words = content_tokens(item)
+    if not words or len(words) > _DESCRIPTION_WORDS or any(c.isdigit() for c in item):
+        return "no"
+    decoys = {word for distractor in ctx.key.distractors for word in content_tokens(distractor)}
+    if decoys & set(words) or rival_of(ctx, item) is not None:
+        return "no"
+    question = ctx.key.question or ""
+    if set(words) <= set(tokens(question.rsplit("»", 1)[-1])):
+        return "yes"  # the question's own subject, restated beside the answer
+    if not all(w[0].isupper() for w in re.findall(r"[^\W\d_]+", ctx.answer)):
+        return "no"  # beside an open answer, another word is another candidate
+    if set(words) & capitalised_words(question):
+        return "no"  # a name of the task
+    # An article that opens the reply is capitalised as a sentence start («Η ξαδέρφη»); a
+    # bare capitalised word there («Ξαδέρφη, η Ελπίδα») may be a role noun or a name.
+    written = re.findall(r"[^\W\d_]+", item)
+    opens_with_article = first and len(written) > 1 and tokens(written[0])[0] in _ARTICLES
+    if set(words) & capitalised_words(" ".join(written[1:] if opens_with_article else written)):
+        return "unclear" if first and not opens_with_article and len(written) == 1 else "no"
+    return "yes"
 
 
 def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
@@ -241,7 +310,12 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
         return matched(f"{what} in {gloss!r}, a gloss of the committed answer {head!r}")
     if rejects(ctx.span, head, ctx.answer_tokens, ctx.negation):
         return vetoed(f"the committed answer {head!r} rejects {ctx.answer!r}", "negated")
-    rival = rival_of(ctx, head)
+    located = locates_decoy(
+        head, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+    )
+    if located is not None:
+        return vetoed(f"{head!r} names the key only to locate the decoy {located!r}", "distractor")
+    rival = rival_in_commitment(ctx, head)
     if rival is not None:
         return vetoed(
             f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor"
@@ -287,6 +361,15 @@ def rival_of(ctx: Context, text: str) -> str | None:
             text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
         )
     return ctx.rivals[text]
+
+
+def rival_in_commitment(ctx: Context, text: str) -> str | None:
+    """A decoy the committed `text` offers beside the key, leaving out what a locative word
+    after the key describes («απέναντι από το καφέ» only says where the key is)."""
+    where = before_location(
+        text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
+    )
+    return rival_of(ctx, where)
 
 
 def near_answer(ctx: Context, *, transliterate: bool) -> Callable[[str], bool]:

@@ -31,10 +31,17 @@ _CORRECTION_RE = re.compile(
             accent_tolerant(r"οχι,?\s*περιμενε,?"),
             accent_tolerant(r"(?:συγγνωμη,?\s*)?διορθωνω\s*[:,]?"),
             accent_tolerant(r"διορθωση\s*:"),
+            # «α όχι», «όχι, στάσου», «στάσου», «Τελικά:» take back what came before them.
+            accent_tolerant(r"(?<![^\W_])α,?\s+οχι,?(?:\s*τελικα,?)?"),
+            accent_tolerant(r"(?<![^\W_])(?:οχι,?\s*)?στασου(?![^\W_])[,.!…]*"),
+            # «Τελικά:» opening a clause, not a verb's adverb («δεν ισχύει τελικά: …»).
+            r"(?:^|(?<=[.!…,;—–-])\s*)" + accent_tolerant(r"τελικα\s*:"),
             r"\b(?:wait|hold on),?\s*(?:no,?\s*)?actually,?(?:\.\.\.|…)?",
             r"\bno,?\s*wait,?",
             r"\bcorrection\s*:",
             r"\bscratch that\b[.,]?",
+            # A bare "wait" last: "wait, actually" and "no, wait" above take their whole cue.
+            r"\bwait\b[,.!…]*(?:\s*no\b,?)?",
         )
     ),
     re.I,
@@ -61,10 +68,30 @@ def correction_tail(text: str) -> str | None:
     cues = list(_CORRECTION_RE.finditer(last))
     if not cues:
         return None
-    tail = last[cues[-1].end() :].strip(" .…—–-:")
+    tail = last[cues[-1].end() :]
+    # «α όχι, τα μαύρα τελείωσαν, τελικά λευκά»: a later «τελικά» settles the correction.
+    settled = list(_SETTLE_RE.finditer(tail))
+    if settled:
+        tail = tail[settled[-1].end() :]
+    tail = tail.strip(" .…—–-:")
     if not tail or len(tail.split()) > _TAIL_WORDS:
         return None
     return tail
+
+
+_SETTLE_RE = re.compile(accent_tolerant(r"(?<![^\W_])τελικα(?![^\W_]),?") + r"|\bfinally\b,?", re.I)
+
+
+def unsettled_correction(text: str, answer: str | None) -> bool:
+    """Whether an explicit correction cue stands on the committed answer's line or after it,
+    though no short corrected answer follows it (class `self_correction`): the reply takes
+    its answer back without clearly giving another."""
+    if not answer:
+        return False
+    at = text.rfind(answer)
+    if at < 0:
+        return False
+    return _CORRECTION_RE.search(text, text.rfind("\n", 0, at) + 1) is not None
 
 
 _WEAK_CORRECTION_RE = re.compile(
@@ -99,6 +126,12 @@ _MARKER_LINE_RE = re.compile(
     re.I,
 )
 _BOLD_LINE_RE = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?\*\*([^*]+)\*\*\s*[.!]?\s*$")
+_HEADING_RE = re.compile(
+    rf"^\W*(?:(?:final\s+)?answer|(?:{accent_tolerant('τελικη')}\s+)?"
+    rf"{accent_tolerant('απαντηση')})\W*$",
+    re.I,
+)
+"""A line that only names the answer to come («**Απάντηση**», "## Final answer")."""
 _FIRST_NUMBER_RE = re.compile(r"-?\d+(?:[.,]\d+)?")
 
 
@@ -126,9 +159,13 @@ def several_answers(text: str) -> tuple[str, ...]:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     found: list[str] = []
     for line in reversed(lines):
+        if _HEADING_RE.match(line):
+            continue  # "**Απάντηση**" over the answer is its heading, not a second answer
         answer = _answer_of(line)
         if answer is None:
             break
+        if found and _CORRECTION_RE.search(line):
+            break  # a line that takes itself back: the answer lines after it settle it
         found.append(answer)
     distinct = tuple(dict.fromkeys(answer for answer in found if answer))
     return distinct if len(distinct) > 1 else ()
@@ -190,6 +227,12 @@ _REASON_ASIDE_RE = re.compile(
 )
 
 
+_WORKING_ASIDE_RE = re.compile(r"(?<=\d)\s*\((?=[^()]*=)[^()]*\)")
+"""A bracket after a number that holds arithmetic ("85 (40 + 30 = 70, 8 + 7 = 15)")."""
+
+
 def without_reason_asides(text: str) -> str:
-    """`text` without bracketed reasons ("(since 58 + 65 = 123)"), which hold working."""
-    return _REASON_ASIDE_RE.sub("", text)
+    """`text` without bracketed reasons ("(since 58 + 65 = 123)") and without working in a
+    bracket right after the number (class `reason_after_number`): both hold working, whose
+    numbers are not the answer."""
+    return _WORKING_ASIDE_RE.sub("", _REASON_ASIDE_RE.sub("", text))

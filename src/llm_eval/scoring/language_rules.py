@@ -112,10 +112,28 @@ def yes_no_rule(ctx: Context) -> Outcome:
             return doubtful(
                 "other_language", f"the {where} answers in English ({word}) for {ctx.answer!r}"
             )
+        if _qualified(text):
+            return vetoed(
+                f"the {where} says {word} only under a condition: {text!r}", "conditional"
+            )
         if given == expected:
             return matched(f"the {where} says {word}")
         return vetoed(f"the {where} says {word}")
     return passed("no yes/no word in the final answer or the first line")
+
+
+def _qualified(text: str) -> bool:
+    """Class `conditional`: a yes or no that a condition follows at once ("yes, unless he is
+    new", «Ναι, εκτός αν ήρθε σήμερα») commits to neither; a condition later in the reply
+    («όχι, αλλά αν θέλει…») qualifies something else."""
+    for match in conditions(text):
+        before = _LAST_WORD_RE.search(text[: match.start()])
+        if before is not None and any(polarity(w) is not None for w in tokens(before.group(1))):
+            return True
+    return False
+
+
+_LAST_WORD_RE = re.compile(r"([^\W_]+)[\s,]*$")
 
 
 def _is_polar(word: str) -> bool:

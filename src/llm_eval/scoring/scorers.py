@@ -43,7 +43,7 @@ from dataclasses import replace
 
 from llm_eval.registry import Registry
 from llm_eval.scoring.context import Context, Rule
-from llm_eval.scoring.cues import correction_tail, weak_correction_tail
+from llm_eval.scoring.cues import correction_tail, unsettled_correction, weak_correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
@@ -74,8 +74,10 @@ from llm_eval.scoring.numeric_rules import (
 from llm_eval.scoring.result import AnswerKey, RuleTrace, ScoreResult
 from llm_eval.scoring.unsure import UNSURE_REASONS
 from llm_eval.scoring.verdict_rules import (
+    clock_time_rule,
     compound_duration_rule,
     condition_doubt,
+    form_demand_rule,
     name_form_rule,
     ordinal_rule,
     range_rule,
@@ -97,6 +99,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
+    Rule("form_demand", form_demand_rule),
     Rule("echo", echo_rule),
     Rule("exact", exact_rule),
     Rule("regex", regex_rule),
@@ -105,6 +108,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("containment", containment_rule),
     Rule("number_words", number_words_rule),
     Rule("date", date_rule),
+    Rule("clock_time", clock_time_rule),
     Rule("transliteration", transliteration_rule),
     Rule("token_coverage", token_coverage_rule),
     Rule("near_spelling", near_spelling_rule),
@@ -120,10 +124,12 @@ EXACT_RULES: tuple[Rule, ...] = (
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
+    Rule("form_demand", form_demand_rule),
     Rule("exact", exact_rule),
     Rule("regex", regex_rule),
     Rule("yes_no", yes_no_rule),
     Rule("containment", lambda ctx: containment_rule(ctx, single_word_only=True)),
+    Rule("clock_time", clock_time_rule),
     Rule("near_spelling", near_spelling_rule),
     Rule("name_form", name_form_rule),
     Rule("undecided", undecided_rule),
@@ -202,7 +208,7 @@ def run_rules(chain: Sequence[Rule], ctx: Context) -> ScoreResult:
 # Verdicts about the response as a whole: another accepted spelling cannot change them.
 _RESPONSE_VERDICTS = frozenset(
     {"empty_response", "echo", "hedged", "distractor", "wrong_script", "wrong_format",
-     "several_answers", "range"}
+     "several_answers", "range", "wrong_form"}
 )  # fmt: skip
 
 
@@ -214,11 +220,17 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     is not credited (`condition_doubt`).
     """
     # The extraction is cached: the rules below read the same one.
-    tail = correction_tail(extract_answer(response).text)
+    extraction = extract_answer(response)
+    tail = correction_tail(extraction.text) or correction_tail(extraction.context.split("\n", 1)[0])
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
         return corrected.model_copy(update={"method": "self_correction", "detail": note})
+    if unsettled_correction(extraction.text, extraction.answer):
+        return ScoreResult.unsure(
+            "self_correction", method="self_correction", extracted=extraction.answer,
+            detail="a correction cue takes the answer back and no corrected answer follows",
+        )  # fmt: skip
     weak = weak_correction_tail(extract_answer(response).text)
     if weak is not None and score_variants(chain, weak, key).correct:
         return ScoreResult.unsure(

@@ -33,6 +33,7 @@ UNSURE_REASONS: dict[str, str] = {
     "unlisted_form": "a form of the key that is also a form of a decoy («του Χάρη»)",
     "expression": "the answer is an expression the rules cannot evaluate",
     "paraphrase": "an open answer (a meaning, a description) in words the key does not use",
+    "several_candidates": "the key beside a word that may describe it or name another one",
 }
 """Every reason an unsure verdict may give, with what it means (shown by `--explain`)."""
 

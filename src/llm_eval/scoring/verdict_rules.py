@@ -7,18 +7,20 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from llm_eval.scoring.clock import key_minutes, times_in
 from llm_eval.scoring.context import (
     Context,
     Outcome,
     doubtful,
     matched,
     passed,
+    rival_in_commitment,
     rival_of,
     search,
     vetoed,
 )
 from llm_eval.scoring.cues import conditions, several_answers, states_range
-from llm_eval.scoring.forms import answer_ordinal, ordinals_in
+from llm_eval.scoring.forms import answer_ordinal, form_of, name_token, ordinals_in
 from llm_eval.scoring.matchers import (
     NEGATORS,
     answer_content,
@@ -83,7 +85,7 @@ def compound_duration_rule(ctx: Context) -> Outcome:
 
 def ordinal_rule(ctx: Context) -> Outcome:
     """An ordinal key («δεύτερος», "second") against the first ordinal the reply commits to,
-    in words or digits («2η», "2nd")."""
+    in words or digits («2η», "2nd"); class `ordinal`: beside a decoy it is not credited."""
     expected = next(
         (value for answer in ctx.key.answers if (value := answer_ordinal(answer)) is not None),
         None,
@@ -101,8 +103,69 @@ def ordinal_rule(ctx: Context) -> Outcome:
     if not given:
         return passed(f"no ordinal in {ctx.head!r}")
     if given[0] == expected:
+        # A decoy beside the ordinal ("5th floor, reception") is a second candidate.
+        rival = rival_in_commitment(ctx, ctx.head) or rival_in_commitment(ctx, ctx.extracted)
+        if rival is not None:
+            return vetoed(
+                f"{ctx.head!r} gives the ordinal beside the decoy {rival!r}", "distractor"
+            )
         return matched(f"the ordinal {given[0]} of {ctx.head!r} is the key's")
     return vetoed(f"the ordinal {given[0]} of {ctx.head!r} is not {expected}")
+
+
+_NOMINATIVE_DEMAND_RE = re.compile(r"ονομαστικ|\bnominative\b", re.I)
+_NO_NUMBER_DEMAND_RE = re.compile(
+    r"χωρ[ίι]ς\s+(?:τον\s+|το\s+)?αριθμ|\bwithout\s+(?:the\s+|a\s+)?(?:house\s+)?number"
+    r"|\bno\s+(?:house\s+)?numbers?\b",
+    re.I,
+)
+_OBLIQUE_WORDS = frozenset(
+    {"του", "τησ", "τον", "την", "τη", "στου", "στησ", "στον", "στην", "στη", "απο", "με",
+     "για", "σε"}
+)  # fmt: skip
+
+
+def form_demand_rule(ctx: Context) -> Outcome:
+    """Class `form_demand`: the question's explicit demand on the answer's form, read from
+    its words: «στην ονομαστική» ("nominative") refuses the key's name after an article or
+    preposition of another case («τον Ορέστη»); «χωρίς αριθμό» ("without the number")
+    refuses a committed answer with a number when the key has none («Κανάρη 14»)."""
+    question = ctx.key.question or ""
+    if not question:
+        return passed("no question to demand a form")
+    ask = question.rsplit("»", 1)[-1]
+    head = ctx.head
+    no_number = _NO_NUMBER_DEMAND_RE.search(ask) and not any(c.isdigit() for c in ctx.answer)
+    if no_number and any(c.isdigit() for c in head):
+        return vetoed(f"the task demands no number; {head!r} gives one", "wrong_format")
+    if _NOMINATIVE_DEMAND_RE.search(ask):
+        names = frozenset(
+            token for answer in ctx.key.answers if (token := name_token(answer)) is not None
+        )
+        words = tokens(head)
+        for index, word in enumerate(words):
+            if index and words[index - 1] in _OBLIQUE_WORDS and form_of(word, names):
+                return vetoed(
+                    f"the task demands the nominative; {head!r} gives another case",
+                    "wrong_form",
+                )
+    return passed("no form demand, or the committed answer meets it")
+
+
+def clock_time_rule(ctx: Context) -> Outcome:
+    """Class `clock_time`: a key on the 24-hour clock against the times of day the committed
+    answer states in any writing («στις 3 το απόγευμα», "3pm" for 15:00): see `clock.py`."""
+    expected = key_minutes(ctx.answer)
+    if expected is None:
+        return passed("the key is not a time of day")
+    given = times_in(ctx.head) or times_in(ctx.extracted)
+    if not given:
+        return passed(f"no time of day in {ctx.head!r}")
+    if all(value == expected for value in given):
+        return matched(f"{ctx.head!r} states the time {ctx.answer!r}")
+    if expected not in given:
+        return vetoed(f"{ctx.head!r} states another time of day than {ctx.answer!r}")
+    return passed(f"{ctx.head!r} states several times of day")
 
 
 def name_form_rule(ctx: Context) -> Outcome:
