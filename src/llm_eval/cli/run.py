@@ -364,7 +364,8 @@ def _print_summary(summary: Any, fail_on_error: float) -> int:
     print(
         f"wrote {summary.rows_written} rows ({summary.rows_kept} kept from before) to "
         f"{summary.output}: {statuses['correct']} correct, {statuses['incorrect']} incorrect, "
-        f"{statuses['error']} error; {summary.calls.model_calls} model calls, "
+        f"{statuses['unsure']} unsure, {statuses['error']} error; "
+        f"{summary.calls.model_calls} model calls, "
         f"{summary.calls.cache_hits} cache hits"
     )
     if summary.rows_stale:

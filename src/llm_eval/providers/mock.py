@@ -24,6 +24,10 @@ from llm_eval.schemas import ModelConfig, Usage
 WRONG_SHARE = {"easy": 0.08, "medium": 0.25, "hard": 0.5, None: 0.25}
 """flaky: share of tasks answered wrongly, by the task's difficulty (hard items fail most)."""
 TRANSIENT_SHARE = 0.2  # flaky: share of first attempts that fail with a transient error
+SECOND_THOUGHT_SHARE = 0.04
+"""flaky: share of right Greek answers that first name a decoy, then the key with no explicit
+correction cue («Πάτρα, ή μάλλον Βόλος»): replies the scorer cannot settle (`unsure`), so the
+offline report shows a band and `review` has rows to walk."""
 GREEK_SETS = frozenset({"language_understanding", "greek_messages"})
 """Greek reading benchmarks, answered in Greek, Greeklish, capitals or without accents."""
 
@@ -145,7 +149,20 @@ class MockProvider(Provider):
         if tool_output is not None:
             return f"The program printed {tool_output}.\nFinal answer: {tool_output}"
         pick = unit_hash(self.model.seed, hint.task_id, request.epoch, len(request.messages))
+        if self._second_thought(hint, request.epoch, answer):
+            return f"Απάντηση: {hint.distractors[0]}, ή μάλλον {answer}."
         return surface_form(answer, hint, pick)
+
+    def _second_thought(self, hint: TaskHint, epoch: int, answer: str) -> bool:
+        """flaky: a right Greek answer given after a decoy, with no explicit correction cue."""
+        return (
+            self.profile == "flaky"
+            and hint.benchmark in GREEK_SETS
+            and answer == hint.answer
+            and bool(hint.distractors)
+            and not hint.strict_form
+            and unit_hash(self.model.seed, hint.task_id, epoch, "second") < SECOND_THOUGHT_SHARE
+        )
 
     def _tool_call(self, request: ChatRequest, answer: str) -> ChatResponse:
         literal = answer if _NUMBER.match(answer) else json.dumps(answer, ensure_ascii=False)
