@@ -64,6 +64,8 @@ from llm_eval.scoring.language_rules import (
     transliteration_rule,
     yes_no_rule,
 )
+from llm_eval.scoring.matchers import polarity
+from llm_eval.scoring.normalize import tokens
 from llm_eval.scoring.numeric_rules import (
     expected_number,
     numeric_boxed_rule,
@@ -221,7 +223,10 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     """
     # The extraction is cached: the rules below read the same one.
     extraction = extract_answer(response)
-    tail = correction_tail(extraction.text) or correction_tail(extraction.context.split("\n", 1)[0])
+    broken_no = not _yes_no_key(key)
+    tail = correction_tail(extraction.text, broken_no=broken_no) or correction_tail(
+        extraction.context.split("\n", 1)[0], broken_no=broken_no
+    )
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
@@ -254,6 +259,12 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
             vetoed = variant_result
     # A decoy or hedge found through an accepted form names why, where "no_match" would not.
     return vetoed if vetoed is not None and result.method == "no_match" else result
+
+
+def _yes_no_key(key: AnswerKey) -> bool:
+    """Whether the key is one yes/no word («ναι», "no")."""
+    words = tokens(key.answer)
+    return len(words) == 1 and polarity(words[0]) is not None
 
 
 def _unless_conditional(ctx: Context, result: ScoreResult) -> ScoreResult:
