@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from llm_eval.registry import Registry
+from llm_eval.scoring.candidates import candidate_list_rule
 from llm_eval.scoring.context import Context, Rule
 from llm_eval.scoring.cues import correction_tail, unsettled_correction, weak_correction_tail
 from llm_eval.scoring.extraction import (
@@ -96,6 +97,7 @@ Scorer = Callable[[str, AnswerKey], ScoreResult]
 LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
+    Rule("candidate_list", candidate_list_rule),
     Rule("range", range_rule),
     Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
@@ -121,6 +123,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
+    Rule("candidate_list", candidate_list_rule),
     Rule("range", range_rule),
     Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
@@ -139,6 +142,7 @@ EXACT_RULES: tuple[Rule, ...] = (
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
+    Rule("candidate_list", candidate_list_rule),
     Rule("range", range_rule),
     Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),

@@ -1,0 +1,93 @@
+"""Class `candidate_list`: a committed answer that lists the task's candidates.
+
+"Kate, Leo or Mia", «Απάντηση: 18/03 ή 11/03», "Possible products: 50, 72, 98. Answer: 50,
+72, 98" name the key among other candidates of the task and commit to none of them, under
+an answer marker or not: never credited (gaming). A list is two or more items joined by
+commas, semicolons or "or"/«ή», each item a bare candidate: a number (with one unit or
+currency sign at most, the same for every item), a date or a time, or a name the task
+writes with a capital. It offers the key when one item is a form of the key and another is
+a different candidate; an apposition («Ο Γιώργος, ο Παππάς», each item a part of the key)
+or a role noun beside the key («Η ξαδέρφη, η Ελπίδα») is no list of candidates.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_eval.scoring.context import Context, Outcome, capitalised_words, passed, vetoed
+from llm_eval.scoring.matchers import content_tokens
+from llm_eval.scoring.normalize import fold_text, parse_number
+
+_ITEM_SPLIT_RE = re.compile(
+    r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε)\s+|^(?:either|είτε)\s+", re.I
+)
+_KEY_LIST_RE = re.compile(r",|;|\s(?:or|ή|and|και|either|είτε)\s", re.I)
+_NUMBER_ITEM_RE = re.compile(
+    r"[$€£]?\s*[-+]?\d+(?:[.,]\d+)*\s*(?:[%°€$£]|[^\W\d_]{1,12}\.?)?", re.I
+)
+_DATE_TIME_ITEM_RE = re.compile(r"\d{1,2}\s*[/.:-]\s*\d{1,2}(?:\s*[/.-]\s*\d{2,4})?")
+_NAME_WORDS = 2
+_EDGES = " \t.!*_`$\"'«»“”()[]"
+
+
+def _list_text(ctx: Context) -> str:
+    """The committed answer, after a label that introduces a list ("Possible products:")."""
+    text = ctx.extracted
+    label, colon, rest = text.rpartition(":")
+    if colon and rest.strip() and not re.search(r"\d\s*$", label):
+        text = rest  # "Possible products: 50, 72" lists after its label; "10:30" is a time
+    return text.strip(_EDGES)
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip(_EDGES) for item in _ITEM_SPLIT_RE.split(text) if item.strip(_EDGES)]
+
+
+def _is_number(item: str) -> bool:
+    return bool(_NUMBER_ITEM_RE.fullmatch(item) or _DATE_TIME_ITEM_RE.fullmatch(item))
+
+
+def _value(item: str) -> object:
+    """What an item names, comparable across spellings: a number's value, else its words."""
+    number = _NUMBER_ITEM_RE.fullmatch(item)
+    if number and not _DATE_TIME_ITEM_RE.fullmatch(item):
+        value = parse_number(re.sub(r"[^\d.,+-]", "", item))
+        if value is not None:
+            return value
+    if _DATE_TIME_ITEM_RE.fullmatch(item):
+        return tuple(int(part) for part in re.findall(r"\d+", item)[:2])
+    return content_tokens(item)
+
+
+def candidate_list_rule(ctx: Context) -> Outcome:
+    """The committed answer lists the key beside other candidates of the task: not credited."""
+    if _KEY_LIST_RE.search(ctx.answer):
+        return passed("the key itself is a list")
+    items = _items(_list_text(ctx))
+    if len(items) < 2:
+        return passed("the committed answer is not a list")
+    names = capitalised_words(" ".join((ctx.key.question or "", *ctx.key.distractors)))
+    key_words = {word for answer in ctx.key.answers for word in content_tokens(answer)}
+    key_values = {_value(answer.strip(_EDGES)) for answer in ctx.key.answers}
+    has_key = has_other = False
+    units: set[str] = set()
+    for item in items:
+        if _is_number(item):
+            is_key = _value(item) in key_values
+            units.update(content_tokens(re.sub(r"[\d.,:/+-]", " ", item)))
+        else:
+            words = content_tokens(item)
+            written = re.findall(r"[^\W\d_]+", item)
+            capitals = [word for word in written if word[0].isupper()]
+            if not words or len(words) > _NAME_WORDS or not capitals:
+                return passed(f"{item!r} is not a bare candidate")
+            is_key = set(words) <= key_words or fold_text(item) in map(fold_text, ctx.key.answers)
+            if not is_key and not set(words) <= names:
+                return passed(f"{item!r} is no candidate the task names")
+        has_key |= is_key
+        has_other |= not is_key
+    if len(units) > 1:
+        return passed(f"{items} are quantities of different things, not candidates")
+    if has_key and has_other:
+        return vetoed(f"the committed answer lists the candidates {items}", "hedged")
+    return passed("the list offers no other candidate beside the key")
