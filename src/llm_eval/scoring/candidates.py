@@ -27,6 +27,8 @@ _NUMBER_ITEM_RE = re.compile(
 )
 _DATE_TIME_ITEM_RE = re.compile(r"\d{1,2}\s*[/.:-]\s*\d{1,2}(?:\s*[/.-]\s*\d{2,4})?")
 _NAME_WORDS = 2
+_ARTICLES = frozenset({"ο", "η", "το", "οι", "τα", "τον", "την", "τη", "του", "τησ", "στο",
+                       "στη", "στην", "στον", "the", "a", "an"})  # fmt: skip
 _EDGES = " \t.!*_`$\"'«»“”()[]"
 
 
@@ -77,9 +79,10 @@ def candidate_list_rule(ctx: Context) -> Outcome:
             units.update(content_tokens(re.sub(r"[\d.,:/+-]", " ", item)))
         else:
             words = content_tokens(item)
-            written = re.findall(r"[^\W\d_]+", item)
-            capitals = [word for word in written if word[0].isupper()]
-            if not words or len(words) > _NAME_WORDS or not capitals:
+            # A name: one or two words, each with a capital, after an article at most.
+            written = [w for w in re.findall(r"[^\W\d_]+", item) if fold_text(w) not in _ARTICLES]
+            capitalised = all(word[0].isupper() for word in written)
+            if not words or not 0 < len(written) <= _NAME_WORDS or not capitalised:
                 return passed(f"{item!r} is not a bare candidate")
             is_key = set(words) <= key_words or fold_text(item) in map(fold_text, ctx.key.answers)
             if not is_key and not set(words) <= names:

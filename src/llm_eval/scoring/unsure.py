@@ -34,6 +34,7 @@ UNSURE_REASONS: dict[str, str] = {
     "expression": "the answer is an expression the rules cannot evaluate",
     "paraphrase": "an open answer (a meaning, a description) in words the key does not use",
     "several_candidates": "the key beside a word that may describe it or name another one",
+    "hedge": "the key under a mild belief marker ('I think', «νομίζω»): see `HEDGE_MARKERS`",
 }
 """Every reason an unsure verdict may give, with what it means (shown by `--explain`)."""
 
@@ -110,9 +111,9 @@ def undecided(ctx: Context) -> Outcome:
         return vetoed(f"the task demands Greek script; {head!r} is not Greek", "wrong_script")
     if other_language(ctx):
         # "version 1" for «έκδοση 2»: the words may be another language, the number is wrong.
-        stated = set(numbers_in(head))
+        given = set(numbers_in(head))
         expected = {value for answer in ctx.key.answers for value in numbers_in(answer)}
-        if stated and expected and not stated & expected:
+        if given and expected and not given & expected:
             return vetoed(f"{head!r} states another number than {ctx.answer!r}")
         return doubtful("other_language", f"{head!r} is not in the script of {ctx.answer!r}")
     if ctx.answer_polarity is not None and _statement(head):
