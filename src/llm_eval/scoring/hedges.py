@@ -28,7 +28,8 @@ from llm_eval.scoring.clock import key_minutes
 from llm_eval.scoring.context import Context, Outcome, doubtful, vetoed
 from llm_eval.scoring.cues import accent_tolerant
 from llm_eval.scoring.matchers import numbers_in
-from llm_eval.scoring.normalize import fold_text
+from llm_eval.scoring.normalize import fold_text, tokens
+from llm_eval.scoring.sentences import split_sentences
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,10 @@ class HedgeClass:
     verdict: Literal["incorrect", "unsure"]
     meaning: str
     markers: tuple[str, ...]
+    reach: Literal["line", "sentence"] = "line"
+    """Where a marker counts: the answer's line from its sentence on, or only its sentence
+    (a probability in the next sentence is about the facts: "Mia. Kate likely has the
+    cat.")."""
 
 
 HEDGE_MARKERS: dict[str, HedgeClass] = {
@@ -107,6 +112,7 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"πιθανοτατα",
             r"πιθανοτερο",
         ),
+        reach="sentence",
     ),
     "belief": HedgeClass(
         "unsure",
@@ -124,6 +130,7 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"υποθετω",
             r"θαρρω",
         ),
+        reach="sentence",
     ),
 }
 """Every hedge marker, by class; `approximation` counts only next to the key's number."""
@@ -208,10 +215,14 @@ _HINT_RE = re.compile(
 """Every marker has one of these; most committed answers have none (a cheap first test)."""
 
 
-def committed_scope(ctx: Context) -> str:
-    """The committed answer's sentence to the end of its line, without quotations and
-    reason clauses: where a hedge on the answer would be."""
-    text = _QUOTED_RE.sub(" ", ctx.extraction.context or ctx.extracted)
+def committed_scope(ctx: Context, reach: str = "line") -> str:
+    """The committed answer's sentence to the end of its line (or, for `reach="sentence"`,
+    that sentence only), without quotations and reason clauses: where a hedge on the answer
+    would be."""
+    text = ctx.extraction.context or ctx.extracted
+    if reach == "sentence":
+        text = next((part for part in split_sentences(text) if tokens(part)), text)
+    text = _QUOTED_RE.sub(" ", text)
     return " , ".join(
         clause
         for clause in _CLAUSE_RE.split(text)
@@ -230,8 +241,9 @@ def hedge_doubt(ctx: Context) -> Outcome | None:
         return vetoed(f"{scope.strip()!r} gives a tolerance, not one value", "hedged")
     if _approximates_key(ctx, scope) and not _wants_approximation(ctx):
         return vetoed(f"{scope.strip()!r} approximates the key's value", "hedged")
+    sentence = committed_scope(ctx, "sentence")
     for name in ("guess", "probability", "belief"):
-        found = _class_re(name).search(scope)
+        found = _class_re(name).search(scope if HEDGE_MARKERS[name].reach == "line" else sentence)
         if found is None or _in_task(found.group(0), task):
             continue
         detail = f"{found.group(0)!r} hedges the committed answer ({name})"
