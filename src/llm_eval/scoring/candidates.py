@@ -21,6 +21,7 @@ from llm_eval.scoring.normalize import fold_text, parse_number
 _ITEM_SPLIT_RE = re.compile(
     r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε)\s+|^(?:either|είτε)\s+", re.I
 )
+_SEPARATOR_HINT_RE = re.compile(r"[,;]|(?<![^\W_])(?:or|ή|ἤ|either|είτε)(?![^\W_])", re.I)
 _KEY_LIST_RE = re.compile(r",|;|\s(?:or|ή|and|και|either|είτε)\s", re.I)
 _NUMBER_ITEM_RE = re.compile(
     r"[$€£]?\s*[-+]?\d+(?:[.,]\d+)*\s*(?:[%°€$£]|[^\W\d_]{1,12}\.?)?", re.I
@@ -63,6 +64,8 @@ def _value(item: str) -> object:
 
 def candidate_list_rule(ctx: Context) -> Outcome:
     """The committed answer lists the key beside other candidates of the task: not credited."""
+    if _SEPARATOR_HINT_RE.search(ctx.extracted) is None:
+        return passed("the committed answer is not a list")  # the common case, at once
     if _KEY_LIST_RE.search(ctx.answer):
         return passed("the key itself is a list")
     items = _items(_list_text(ctx))

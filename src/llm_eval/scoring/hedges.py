@@ -137,8 +137,9 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
 
 _TOLERANCE_RE = re.compile(r"±|\\pm\b|\+/-|\+-(?=\s*\d)")
 _ROUNDING_RE = re.compile(
-    r"\bround(?:ed|ing)?\b|to the nearest|estimat|approximat|about how|roughly|"
-    + accent_tolerant(r"στρογγυλ|προσεγγ|εκτιμ|περιπου"),
+    r"\bround(?:ed|ing)?\b|to the nearest|decimal place|significant (?:figure|digit)|estimat"
+    r"|approximat|about how|roughly|"
+    + accent_tolerant(r"στρογγυλ|προσεγγ|εκτιμ|περιπου|δεκαδικ|πλησιεστερ"),
     re.I,
 )
 """A question that asks to round or estimate wants an approximate answer (read in its ask,
@@ -178,41 +179,23 @@ def _approximation_re() -> re.Pattern[str]:
     )
 
 
-_HINT_RE = re.compile(
-    r"[~±]|\\pm|\+[-/]|"
-    + "|".join(
-        accent_tolerant(stem)
-        for stem in (
-            "περιπ",
-            "γυρω",
-            "καπου",
-            "σχεδ",
-            "προσεγγ",
-            "σιγουρ",
-            "βεβαι",
-            "τυχη",
-            "τυφλ",
-            "μαντ",
-            "εικασ",
-            "μπορεσ",
-            "καταφερ",
-            "λαθο",
-            "μαλλ",
-            "ισω",
-            "πιθαν",
-            "νομιζ",
-            "πιστευ",
-            "φαινετ",
-            "υποθετ",
-            "θαρρ",
-        )
-    )  # fmt: skip
-    + r"|approx|about|around|rough|near|almost|circa|close|region|guess|wrong|sure|certain"
-    r"|unable|couldn|could not|probab|maybe|perhaps|possib|likely|presum|think|believe"
-    r"|say|suppose|suspect|opinion",
-    re.I,
-)
+_HINT_STEMS = (
+    "περιπ", "γυρω", "καπου", "σχεδ", "προσεγγ", "σιγουρ", "βεβαι", "τυχη", "τυφλ", "μαντ",
+    "εικασ", "μπορεσ", "καταφερ", "λαθο", "μαλλ", "ισω", "πιθαν", "νομιζ", "πιστευ",
+    "φαινετ", "υποθετ", "θαρρ", "approx", "about", "around", "rough", "near", "almost",
+    "circa", "close", "region", "guess", "wrong", "sure", "certain", "unable", "couldn",
+    "could not", "probab", "maybe", "perhaps", "possib", "likely", "presum", "think",
+    "believe", "say", "suppose", "suspect", "opinion",
+)  # fmt: skip
+_HINT_RE = re.compile(r"[~±]|\\pm|\+[-/]|" + "|".join(map(re.escape, _HINT_STEMS)))
 """Every marker has one of these; most committed answers have none (a cheap first test)."""
+_UNACCENTED = str.maketrans("άέήίόύώϊϋΐΰ", "αεηιουωιυιυ")
+
+
+def _hinted(text: str) -> bool:
+    """Whether `text` may hold a marker: a literal search of the lower-cased, unaccented
+    text, which most committed answers fail at once."""
+    return _HINT_RE.search(text.casefold().translate(_UNACCENTED)) is not None
 
 
 def committed_scope(ctx: Context, reach: str = "line") -> str:
@@ -233,9 +216,9 @@ def committed_scope(ctx: Context, reach: str = "line") -> str:
 def hedge_doubt(ctx: Context) -> Outcome | None:
     """For a credited reply: a hedge marker on its committed answer (see `HEDGE_MARKERS`)
     makes it wrong, or unsure for a mild belief marker; None when it has none."""
+    if not _hinted(ctx.extraction.context or ctx.extracted):
+        return None  # the common case, decided without cutting the line into clauses
     scope = committed_scope(ctx)
-    if _HINT_RE.search(scope) is None:
-        return None
     task = " ".join((ctx.key.question or "", *ctx.key.answers))
     if _TOLERANCE_RE.search(scope) and not _TOLERANCE_RE.search(task):
         return vetoed(f"{scope.strip()!r} gives a tolerance, not one value", "hedged")
