@@ -70,7 +70,7 @@ from llm_eval.scoring.language_rules import (
     yes_no_rule,
 )
 from llm_eval.scoring.matchers import polarity
-from llm_eval.scoring.normalize import tokens
+from llm_eval.scoring.normalize import fold
 from llm_eval.scoring.numeric_rules import (
     expected_number,
     numeric_boxed_rule,
@@ -271,8 +271,8 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
 
 def _yes_no_key(key: AnswerKey) -> bool:
     """Whether the key is one yes/no word («ναι», "no")."""
-    words = tokens(key.answer)
-    return len(words) == 1 and polarity(words[0]) is not None
+    words = key.answer.split()
+    return len(words) == 1 and polarity(fold(words[0]).strip(".!;«»\"'")) is not None
 
 
 def _unless_doubted(ctx: Context, result: ScoreResult) -> ScoreResult:
