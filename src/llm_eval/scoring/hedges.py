@@ -7,9 +7,11 @@ refuse it in every labelled set. A belief marker ("I think", «νομίζω») o
 committed answer is milder: unsure, class `hedge`. Every marker is listed in
 `HEDGE_MARKERS`, with the verdict it gives.
 
-Where a marker counts: the committed answer's sentence to the end of its line (the
-extraction's context), leaving out quotations («…», "…") and reason clauses ("because …",
-«γιατί …», «αφού …»), where a probability describes the facts rather than the answer. An
+Where a marker counts: an approximation, a tolerance or a guess anywhere in the committed
+answer's sentence to the end of its line (the extraction's context); a probability or belief
+word only in the clause of that sentence that holds the answer, or in a clause of its own
+("12, probably"). Quotations («…», "…") and reason clauses ("because …", «γιατί …», «αφού
+…») never count: there a probability describes the facts, not the answer. An
 approximation counts only next to the key's own number ("about 50 more" beside 530 is a
 comparison). A marker the task itself uses is not the reply's doubt: «Η πτήση διαρκεί
 περίπου 45 λεπτά» makes "Περίπου 45 λεπτά" right, and a question that asks to round or
@@ -27,7 +29,7 @@ from typing import Literal
 from llm_eval.scoring.clock import key_minutes
 from llm_eval.scoring.context import Context, Outcome, doubtful, vetoed
 from llm_eval.scoring.cues import accent_tolerant
-from llm_eval.scoring.matchers import numbers_in
+from llm_eval.scoring.matchers import answer_content, content_tokens, numbers_in
 from llm_eval.scoring.normalize import fold_text, tokens
 from llm_eval.scoring.sentences import split_sentences
 
@@ -40,10 +42,11 @@ class HedgeClass:
     verdict: Literal["incorrect", "unsure"]
     meaning: str
     markers: tuple[str, ...]
-    reach: Literal["line", "sentence"] = "line"
-    """Where a marker counts: the answer's line from its sentence on, or only its sentence
-    (a probability in the next sentence is about the facts: "Mia. Kate likely has the
-    cat.")."""
+    reach: Literal["line", "clause"] = "line"
+    """Where a marker counts: the answer's line from its sentence on, or only the clause of
+    that sentence that holds the answer and a clause that holds nothing but the marker ("12,
+    probably"): a probability elsewhere is about the facts ("Mia. Kate likely has the cat.",
+    «Ναι, θα έρθει, μάλλον με το λεωφορείο»)."""
 
 
 HEDGE_MARKERS: dict[str, HedgeClass] = {
@@ -112,7 +115,7 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"πιθανοτατα",
             r"πιθανοτερο",
         ),
-        reach="sentence",
+        reach="clause",
     ),
     "belief": HedgeClass(
         "unsure",
@@ -130,7 +133,7 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"υποθετω",
             r"θαρρω",
         ),
-        reach="sentence",
+        reach="clause",
     ),
 }
 """Every hedge marker, by class; `approximation` counts only next to the key's number."""
@@ -198,19 +201,32 @@ def _hinted(text: str) -> bool:
     return _HINT_RE.search(text.casefold().translate(_UNACCENTED)) is not None
 
 
-def committed_scope(ctx: Context, reach: str = "line") -> str:
-    """The committed answer's sentence to the end of its line (or, for `reach="sentence"`,
-    that sentence only), without quotations and reason clauses: where a hedge on the answer
-    would be."""
-    text = ctx.extraction.context or ctx.extracted
-    if reach == "sentence":
-        text = next((part for part in split_sentences(text) if tokens(part)), text)
+def _clauses(text: str) -> list[str]:
+    """The clauses of `text`, without quotations and reason clauses."""
     text = _QUOTED_RE.sub(" ", text)
-    return " , ".join(
-        clause
-        for clause in _CLAUSE_RE.split(text)
-        if clause.strip() and not _REASON_RE.match(clause)
-    )
+    return [c for c in _CLAUSE_RE.split(text) if c.strip() and not _REASON_RE.match(c)]
+
+
+def committed_scope(ctx: Context) -> str:
+    """The committed answer's sentence to the end of its line, without quotations and
+    reason clauses: where an approximation, a tolerance or a guess would be."""
+    return " , ".join(_clauses(ctx.extraction.context or ctx.extracted))
+
+
+def answer_clauses(ctx: Context, marker: re.Pattern[str]) -> str:
+    """The clauses of the committed answer's sentence that name the key, and any clause that
+    holds nothing but a `marker` ("12, probably"); the whole sentence when none names it."""
+    text = ctx.extraction.context or ctx.extracted
+    sentence = next((part for part in split_sentences(text) if tokens(part)), text)
+    clauses = _clauses(sentence)
+    # The key's words as written; a form the rules found otherwise (a transliteration, an
+    # inflection) is in no clause here, and then the whole sentence counts.
+    answer = {word for form in ctx.key.answers for word in answer_content(form)}
+    holding = [c for c in clauses if answer & set(tokens(c))]
+    if not holding:
+        return " , ".join(clauses)
+    bare = [c for c in clauses if not content_tokens(marker.sub(" ", c))]
+    return " , ".join(holding + bare)
 
 
 def hedge_doubt(ctx: Context) -> Outcome | None:
@@ -224,9 +240,10 @@ def hedge_doubt(ctx: Context) -> Outcome | None:
         return vetoed(f"{scope.strip()!r} gives a tolerance, not one value", "hedged")
     if _approximates_key(ctx, scope) and not _wants_approximation(ctx):
         return vetoed(f"{scope.strip()!r} approximates the key's value", "hedged")
-    sentence = committed_scope(ctx, "sentence")
     for name in ("guess", "probability", "belief"):
-        found = _class_re(name).search(scope if HEDGE_MARKERS[name].reach == "line" else sentence)
+        marker = _class_re(name)
+        where = scope if HEDGE_MARKERS[name].reach == "line" else answer_clauses(ctx, marker)
+        found = marker.search(where)
         if found is None or _in_task(found.group(0), task):
             continue
         detail = f"{found.group(0)!r} hedges the committed answer ({name})"
