@@ -13,6 +13,7 @@ or a role noun beside the key («Η ξαδέρφη, η Ελπίδα») is no lis
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from llm_eval.scoring.context import Context, Outcome, capitalised_words, passed, vetoed
 from llm_eval.scoring.matchers import content_tokens
@@ -50,16 +51,21 @@ def _is_number(item: str) -> bool:
     return bool(_NUMBER_ITEM_RE.fullmatch(item) or _DATE_TIME_ITEM_RE.fullmatch(item))
 
 
-def _value(item: str) -> object:
-    """What an item names, comparable across spellings: a number's value, else its words."""
-    number = _NUMBER_ITEM_RE.fullmatch(item)
-    if number and not _DATE_TIME_ITEM_RE.fullmatch(item):
+def _readings(item: str) -> frozenset[object]:
+    """What an item may name, comparable across spellings: a number's value, a day and
+    month (or hour and minute), or its words; "1/2" is both a date and a half, "0.5" both
+    a date and a decimal."""
+    found: set[object] = set()
+    if _DATE_TIME_ITEM_RE.fullmatch(item):
+        day, month = (int(part) for part in re.findall(r"\d+", item)[:2])
+        found.add((day, month))
+        if "/" in item and month:
+            found.add(Fraction(day, month))
+    if _NUMBER_ITEM_RE.fullmatch(item) and ":" not in item and "/" not in item:
         value = parse_number(re.sub(r"[^\d.,+-]", "", item))
         if value is not None:
-            return value
-    if _DATE_TIME_ITEM_RE.fullmatch(item):
-        return tuple(int(part) for part in re.findall(r"\d+", item)[:2])
-    return content_tokens(item)
+            found.add(value)
+    return frozenset(found) or frozenset({content_tokens(item)})
 
 
 def candidate_list_rule(ctx: Context) -> Outcome:
@@ -73,12 +79,12 @@ def candidate_list_rule(ctx: Context) -> Outcome:
         return passed("the committed answer is not a list")
     names = capitalised_words(" ".join((ctx.key.question or "", *ctx.key.distractors)))
     key_words = {word for answer in ctx.key.answers for word in content_tokens(answer)}
-    key_values = {_value(answer.strip(_EDGES)) for answer in ctx.key.answers}
+    key_values = {value for answer in ctx.key.answers for value in _readings(answer.strip(_EDGES))}
     has_key = has_other = False
     units: set[str] = set()
     for item in items:
         if _is_number(item):
-            is_key = _value(item) in key_values
+            is_key = bool(_readings(item) & key_values)
             units.update(content_tokens(re.sub(r"[\d.,:/+-]", " ", item)))
         else:
             words = content_tokens(item)
@@ -94,6 +100,8 @@ def candidate_list_rule(ctx: Context) -> Outcome:
         has_other |= not is_key
     if len(units) > 1:
         return passed(f"{items} are quantities of different things, not candidates")
+    if len({_is_number(item) for item in items}) > 1:
+        return passed(f"{items} mix a value and words («Τρίτη, 18/03»): one answer described")
     if has_key and has_other:
         return vetoed(f"the committed answer lists the candidates {items}", "hedged")
     return passed("the list offers no other candidate beside the key")
