@@ -85,9 +85,13 @@ def _has_words(text: str) -> bool:
 
 
 def _key_script(ctx: Context) -> str:
-    """The script of the key's language: of the key as written, or, when it has no words
-    («v3»), of its first accepted form in words («έκδοση 3»)."""
-    worded = next((answer for answer in ctx.key.answers if _has_words(answer)), ctx.answer)
+    """The script of the key's language: of the key as written, or, when it has letters but
+    no words («v3»), of its first accepted form in words («έκδοση 3»). A key of digits
+    alone («530») has no language, whatever words its accepted forms add («530 ευρώ»)."""
+    script = _script(ctx.answer)
+    if script == "none" or _has_words(ctx.answer):
+        return script
+    worded = next((answer for answer in ctx.key.accepted if _has_words(answer)), ctx.answer)
     return _script(worded)
 
 
