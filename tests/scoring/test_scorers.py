@@ -508,6 +508,7 @@ def test_explain_runs_every_rule_and_ends_with_the_verdict() -> None:
         "committed_span",
         "empty_response",
         "several_answers",
+        "candidate_list",
         "range",
         "compound_duration",
         "boxed_alternatives",

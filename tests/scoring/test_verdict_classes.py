@@ -58,6 +58,7 @@ def test_a_sure_verdict_is_never_against_the_grader_and_no_gaming_reply_is_credi
         ("\\boxed{3\\frac{1}{2}}", "3.5", "numeric", (), (), "expression"),
         ("Τον ενόχλησε πολύ.", "τον εκνεύρισε", "language", (), (), "paraphrase"),
         ("Πάτρα, ή μάλλον Βόλος.", "Βόλος", "language", ("Πάτρα",), (), "self_correction"),
+        ("I think it is 48.", "48", "numeric", (), (), "hedge"),
     ],
 )  # fmt: skip
 def test_an_unsure_verdict_names_one_of_the_documented_classes(

@@ -1,189 +1,35 @@
-"""The scorer measured against the fifth held-back set, overall and by class of reply.
+"""The fifth held-back set (`tests/scoring/blind_round5.jsonl`): `blind_sets.py` measured on it.
 
-`tests/scoring/blind_round5.jsonl` holds 467 replies written the way models answer (working
-then an answer, headings and bold, boxes, self-corrections, hedges, other languages,
-inflected names, appositives, decoys inside descriptions, ordinals, LaTeX expressions,
-ranges, truncations, paraphrases, gaming), each labelled `correct`, `incorrect` or
-`ambiguous` by a careful grader who saw the task, the key and the reply but never the
-scorer's rules, and read a second time blind to the first reasons.
-
-    uv run python -m tests.support.blind_round5     # every figure, by class, and the misses
-
-Figures (a sure verdict is `correct` or `incorrect`; ambiguous labels count only in the
-unsure share and the row total):
-- sure agreement: sure verdicts equal to the label, over sure verdicts on labelled rows;
-- wrong credited: rows labelled `incorrect` the scorer calls `correct`, over those rows;
-- right refused: rows labelled `correct` the scorer calls `incorrect`, over those rows;
-- unsure share: `unsure` verdicts over all rows;
-- gaming credited: gaming replies the scorer calls `correct` (a count).
+uv run python -m tests.support.blind_round5     # every figure, by class, and the misses
 """
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_eval.scoring import AnswerKey, ScoreResult, score_key
+from tests.support import blind_sets
+from tests.support.blind_sets import BLIND_SETS, LABELS, Goals, Measure
 
-BLIND_ROUND5 = Path(__file__).resolve().parents[1] / "scoring" / "blind_round5.jsonl"
-LABELS = ("correct", "incorrect", "ambiguous")
+__all__ = ["BLIND_ROUND5", "BLIND_ROUND5_GOALS", "LABELS", "load_cases", "measure", "report"]
 
-
-@dataclass(frozen=True)
-class Goals:
-    """The agreement a scorer must reach on a held-back set (issue 31, "Done when")."""
-
-    sure_agreement: float = 0.99
-    wrong_credited: float = 0.005
-    unsure_share: float = 0.08
-    gaming_credited: int = 0
-
-
+BLIND_ROUND5 = BLIND_SETS["blind_round5"]
 BLIND_ROUND5_GOALS = Goals()
 
 
-@dataclass
-class Tally:
-    """Counts for one group of rows (the whole set, or one class of reply)."""
-
-    rows: int = 0
-    sure_labelled: int = 0
-    sure_agreed: int = 0
-    labelled_wrong: int = 0
-    wrong_credited: int = 0
-    labelled_right: int = 0
-    right_refused: int = 0
-    unsure: int = 0
-    gaming_credited: int = 0
-    misses: list[str] = field(default_factory=list)
-    """Ids of sure verdicts that disagree with the label."""
-    unsure_ids: list[str] = field(default_factory=list)
-
-    @property
-    def sure_agreement(self) -> float:
-        return self.sure_agreed / self.sure_labelled if self.sure_labelled else 1.0
-
-    @property
-    def wrong_credited_share(self) -> float:
-        return self.wrong_credited / self.labelled_wrong if self.labelled_wrong else 0.0
-
-    @property
-    def right_refused_share(self) -> float:
-        return self.right_refused / self.labelled_right if self.labelled_right else 0.0
-
-    @property
-    def unsure_share(self) -> float:
-        return self.unsure / self.rows if self.rows else 0.0
-
-    def add(self, case: dict[str, Any], result: ScoreResult) -> None:
-        label, verdict = case["label"], result.verdict
-        self.rows += 1
-        if verdict == "unsure":
-            self.unsure += 1
-            self.unsure_ids.append(case["id"])
-        if case["shape"] == "gaming" and verdict == "correct":
-            self.gaming_credited += 1
-        if label == "ambiguous":
-            return
-        if label == "incorrect":
-            self.labelled_wrong += 1
-            self.wrong_credited += verdict == "correct"
-        else:
-            self.labelled_right += 1
-            self.right_refused += verdict == "incorrect"
-        if verdict != "unsure":
-            self.sure_labelled += 1
-            if verdict == label:
-                self.sure_agreed += 1
-            else:
-                self.misses.append(case["id"])
-
-
-@dataclass
-class Measure:
-    """The whole set's tally, one tally per class of reply, and each row's verdict."""
-
-    overall: Tally = field(default_factory=Tally)
-    by_shape: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
-    verdicts: dict[str, ScoreResult] = field(default_factory=dict)
-
-    def shortfalls(self, goals: Goals) -> list[str]:
-        """Each goal the scorer misses on this set, said with the figure it reached."""
-        t = self.overall
-        checks = [
-            (t.sure_agreement >= goals.sure_agreement,
-             f"sure agreement {t.sure_agreement:.3f} < {goals.sure_agreement}"),
-            (t.wrong_credited_share <= goals.wrong_credited,
-             f"wrong credited {t.wrong_credited_share:.3f} > {goals.wrong_credited}"),
-            (t.unsure_share <= goals.unsure_share,
-             f"unsure share {t.unsure_share:.3f} > {goals.unsure_share}"),
-            (t.gaming_credited <= goals.gaming_credited,
-             f"gaming credited {t.gaming_credited} > {goals.gaming_credited}"),
-        ]  # fmt: skip
-        return [message for ok, message in checks if not ok]
-
-
 def load_cases(path: Path = BLIND_ROUND5) -> list[dict[str, Any]]:
-    """The set's rows, in file order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def answer_key(case: dict[str, Any]) -> AnswerKey:
-    """The key the task file gives, as the scorer receives it."""
-    return AnswerKey(
-        answer=case["answer"],
-        accepted=tuple(case.get("accepted_answers") or ()),
-        distractors=tuple(case.get("distractors") or ()),
-        question=case.get("question"),
-        answer_script=case.get("answer_script"),
-        answer_format=case.get("answer_format"),
-    )
+    """The set's rows, in file order (the fifth set's unless `path` names another)."""
+    return blind_sets.load_cases(path)
 
 
 def measure(cases: list[dict[str, Any]] | None = None) -> Measure:
-    """Score every row with `score_key` and tally the verdicts against the labels."""
-    result = Measure()
-    for case in load_cases() if cases is None else cases:
-        verdict = score_key(
-            case["response"], answer_key(case), case["kind"], truncated=bool(case["truncated"])
-        )
-        result.verdicts[case["id"]] = verdict
-        result.overall.add(case, verdict)
-        result.by_shape[case["shape"]].add(case, verdict)
-    return result
-
-
-def _line(name: str, t: Tally) -> str:
-    return (f"{name:22s} rows {t.rows:3d}"
-            f"  sure agreement {t.sure_agreed:3d}/{t.sure_labelled:<3d} = {t.sure_agreement:.3f}"
-            f"  wrong credited {t.wrong_credited:2d}/{t.labelled_wrong:<3d}"
-            f"  right refused {t.right_refused:2d}/{t.labelled_right:<3d}"
-            f"  unsure {t.unsure:2d} ({t.unsure_share:.3f})")  # fmt: skip
+    """`blind_sets.measure` on `cases`, the fifth set's by default."""
+    return blind_sets.measure(load_cases() if cases is None else cases)
 
 
 def report(result: Measure) -> str:
-    """Every figure of `measure`, overall then by class, and the rows it got wrong."""
-    t = result.overall
-    lines = [
-        _line("ALL", t),
-        f"wrong credited {t.wrong_credited_share:.3f}, right refused {t.right_refused_share:.3f}, "
-        f"gaming credited {t.gaming_credited}",
-    ]
-    for shape in sorted(result.by_shape, key=lambda s: -result.by_shape[s].rows):
-        lines.append(_line(shape, result.by_shape[shape]))
-    cases = {case["id"]: case for case in load_cases()}
-    for miss in t.misses:
-        case, verdict = cases[miss], result.verdicts[miss]
-        lines.append(f"  MISS {miss} {case['task_id']} {case['shape']} label={case['label']} "
-                     f"verdict={verdict.verdict} ({verdict.method}) … "
-                     f"{case['response'][-90:]!r}")  # fmt: skip
-    if t.unsure_ids:
-        lines.append(f"  UNSURE {' '.join(t.unsure_ids)}")
-    return "\n".join(lines)
+    """`blind_sets.report` for a measure of the fifth set."""
+    return blind_sets.report(result, load_cases())
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Cues that change which answer a reply commits to, or show it commits to none.
 
-- A correction: «Πάτρα, όχι, τελικά Βόλο», "46, wait, actually 48": what follows the last
-  explicit correction cue of the closing line is the answer.
+- A correction: «Πάτρα, όχι, τελικά Βόλο», "46, wait, actually 48", «Πάτρα — όχι, Βόλο»,
+  "46... no, 48": what follows the last explicit correction cue of the closing line is the
+  answer.
 - Several answers: two closing answer lines («Απάντηση: Πάτρα» / «Απάντηση: Βόλος») or two
   bold lines with different contents commit to none.
 - A range or a tolerance: "960–1000", "between 960 and 1000", "360 ± 10" state no one value.
@@ -58,17 +59,38 @@ def _last_line(text: str) -> str:
 """A correction's tail longer than this is working, not a corrected answer."""
 
 
-def correction_tail(text: str) -> str | None:
+_BROKEN_NO_RE = re.compile(
+    r"(?:[—–]|\s-\s|\.\.\.|…)\s*(?:" + accent_tolerant("οχι") + r"|no|nope)\s*[,!]", re.I
+)
+"""A «όχι,» or "no," after a dash or an ellipsis («Ο Μίλτος — όχι, ο Κοσμάς», "46... no,
+48"): the reply breaks off its answer to take it back. After a comma alone it is not a cue
+(«Ο Κοσμάς, όχι ο Μίλτος» rejects the decoy), nor for a yes/no key, whose «όχι» is the
+answer itself."""
+_NEGATED_TAIL_RE = re.compile(
+    r"^\W*(?:" + accent_tolerant("δεν|δε|μην|ουτε") + r"|not|isn'?t|it'?s not|it is not)\b",
+    re.I,
+)
+
+
+def correction_tail(text: str, *, broken_no: bool = True) -> str | None:
     """The answer after the last explicit correction cue of the reply's closing line, or None.
 
     Only the closing line counts: a "wait, actually" inside earlier working is part of the
-    working, and the reply's conclusion already says what it settled on.
+    working, and the reply's conclusion already says what it settled on. `broken_no=False`
+    leaves out «— όχι,» / "... no," (for a yes/no key).
     """
     last = _last_line(text)
-    cues = list(_CORRECTION_RE.finditer(last))
+    cues = [cue.end() for cue in _CORRECTION_RE.finditer(last)]
+    if broken_no:
+        # «Ο Κοσμάς… όχι, δεν είναι ο Μίλτος» goes on denying: no corrected answer follows.
+        cues += [
+            cue.end()
+            for cue in _BROKEN_NO_RE.finditer(last)
+            if not _NEGATED_TAIL_RE.match(last[cue.end() :])
+        ]
     if not cues:
         return None
-    tail = last[cues[-1].end() :]
+    tail = last[max(cues) :]
     # «α όχι, τα μαύρα τελείωσαν, τελικά λευκά»: a later «τελικά» settles the correction.
     settled = list(_SETTLE_RE.finditer(tail))
     if settled:

@@ -184,10 +184,17 @@ def _mark_disjunctions(segment: str) -> tuple[str, ...]:
     return tokens(lowered)
 
 
-def _neighbours(words: Sequence[str], index: int) -> list[str]:
-    """The nearest content word on each side of position `index`."""
-    left = next((w for w in reversed(words[:index]) if w not in STOPWORDS), None)
-    right = next((w for w in words[index + 1 :] if w not in STOPWORDS), None)
+def _neighbours(
+    words: Sequence[str], index: int, keep: Callable[[str], bool] | None = None
+) -> list[str]:
+    """The nearest content word on each side of position `index`; a stopword counts when
+    `keep` says it is an answer word ("Mia" is also the Greeklish «μία»)."""
+
+    def content(word: str) -> bool:
+        return word not in STOPWORDS or (keep is not None and keep(word))
+
+    left = next((w for w in reversed(words[:index]) if content(w)), None)
+    right = next((w for w in words[index + 1 :] if content(w)), None)
     return [w for w in (left, right) if w is not None and w != "or"]
 
 
@@ -204,7 +211,7 @@ def is_hedged(
     """
     words = _mark_disjunctions(segment)
     for index, word in enumerate(words):
-        if word == "or" and (near is None or any(map(near, _neighbours(words, index)))):
+        if word == "or" and (near is None or any(map(near, _neighbours(words, index, near)))):
             return True
     return lists and _is_bare_list(segment)
 

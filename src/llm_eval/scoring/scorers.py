@@ -10,7 +10,8 @@ does not pass decides, and its name becomes the verdict's `method`. The last rul
 or a date, unsure for an open answer or another language.
 
 Before the chain, a closing line that corrects itself ("46, wait, actually 48") is judged
-on what follows its last correction cue (`cues.py`); after it, a credited answer beside
+on what follows its last correction cue (`cues.py`); after it, a credited answer under a
+hedge marker («Περίπου 530», "my best guess is 48", «Μάλλον ναι»: `hedges.py`) or beside
 another one under a condition («…, αλλά αν …, Πάτρα») is not credited.
 
 The committed answer. Rules judge the head of the answer span (`commitment.py`): the
@@ -23,7 +24,9 @@ and its last line is commentary rather than an answer.
 Hedging. A segment that offers the answer as one alternative among others ("Μαρία ή
 Μαρίνα", "either Maria or Marina", "Maria/Marina", a bare list "Μαρία, Μαρίνα") never earns
 credit (`hedged`), and neither does an answer beside an aside that offers another
-candidate ("412 (or possibly 413)", «Τρίτη, ίσως και Τετάρτη»), in every scorer.
+candidate ("412 (or possibly 413)", «Τρίτη, ίσως και Τετάρτη»), in every scorer. A
+committed answer that lists the task's candidates ("Kate, Leo or Mia", "Answer: 50, 72, 98")
+is never credited (`candidates.py`).
 
 Yes/no. When the expected answer is yes or no, the first yes/no word of the final answer
 (or, failing that, of the first line) is the reply; "όχι, δεν είναι ναι" is a no, and "ναι
@@ -42,12 +45,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from llm_eval.registry import Registry
+from llm_eval.scoring.candidates import candidate_list_rule
 from llm_eval.scoring.context import Context, Rule
 from llm_eval.scoring.cues import correction_tail, unsettled_correction, weak_correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
 )
+from llm_eval.scoring.hedges import hedge_doubt
 from llm_eval.scoring.language_rules import (
     alternatives_rule,
     answer_format_rule,
@@ -64,6 +69,8 @@ from llm_eval.scoring.language_rules import (
     transliteration_rule,
     yes_no_rule,
 )
+from llm_eval.scoring.matchers import polarity
+from llm_eval.scoring.normalize import fold
 from llm_eval.scoring.numeric_rules import (
     expected_number,
     numeric_boxed_rule,
@@ -94,6 +101,7 @@ Scorer = Callable[[str, AnswerKey], ScoreResult]
 LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
+    Rule("candidate_list", candidate_list_rule),
     Rule("range", range_rule),
     Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
@@ -119,6 +127,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
 EXACT_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
+    Rule("candidate_list", candidate_list_rule),
     Rule("range", range_rule),
     Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
@@ -137,6 +146,7 @@ EXACT_RULES: tuple[Rule, ...] = (
 NUMERIC_RULES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
+    Rule("candidate_list", candidate_list_rule),
     Rule("range", range_rule),
     Rule("compound_duration", compound_duration_rule),
     Rule("boxed_alternatives", closing_boxes_rule),
@@ -216,12 +226,15 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     """The verdict for the expected answer, or for the first accepted variant that is right.
 
     A closing line that corrects itself ("46, wait, actually 48") is judged on what follows
-    its last correction cue; a credited answer offered beside another one under a condition
-    is not credited (`condition_doubt`).
+    its last correction cue; a credited answer under a hedge marker (`hedge_doubt`) or
+    offered beside another one under a condition (`condition_doubt`) is not credited.
     """
     # The extraction is cached: the rules below read the same one.
     extraction = extract_answer(response)
-    tail = correction_tail(extraction.text) or correction_tail(extraction.context.split("\n", 1)[0])
+    broken_no = not _yes_no_key(key)
+    tail = correction_tail(extraction.text, broken_no=broken_no) or correction_tail(
+        extraction.context.split("\n", 1)[0], broken_no=broken_no
+    )
     if tail is not None:
         corrected = score_variants(chain, tail, key)
         note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
@@ -240,7 +253,7 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     ctx = Context(response, key)
     result = run_rules(chain(ctx), ctx)
     if result.correct:
-        return _unless_conditional(ctx, result)
+        return _unless_doubted(ctx, result)
     if not key.accepted or result.method in _RESPONSE_VERDICTS:
         return result
     vetoed: ScoreResult | None = None
@@ -249,27 +262,35 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
         variant_ctx = Context(response, replace(key, answer=variant, accepted=others))
         variant_result = run_rules(chain(variant_ctx), variant_ctx)
         if variant_result.correct:
-            return _unless_conditional(variant_ctx, variant_result)
+            return _unless_doubted(variant_ctx, variant_result)
         if vetoed is None and variant_result.method in _RESPONSE_VERDICTS:
             vetoed = variant_result
     # A decoy or hedge found through an accepted form names why, where "no_match" would not.
     return vetoed if vetoed is not None and result.method == "no_match" else result
 
 
-def _unless_conditional(ctx: Context, result: ScoreResult) -> ScoreResult:
-    """A credited verdict, unless a condition offers another answer beside it."""
-    doubt = condition_doubt(ctx)
-    if doubt is None:
-        return result
-    if doubt.status == "unsure":
-        return ScoreResult.unsure(
-            doubt.reason or "conditional", method="conditional", extracted=result.extracted,
-            detail=doubt.detail,
+def _yes_no_key(key: AnswerKey) -> bool:
+    """Whether the key is one yes/no word («ναι», "no")."""
+    words = key.answer.split()
+    return len(words) == 1 and polarity(fold(words[0]).strip(".!;«»\"'")) is not None
+
+
+def _unless_doubted(ctx: Context, result: ScoreResult) -> ScoreResult:
+    """A credited verdict, unless a hedge marker qualifies the committed answer
+    (`hedges.py`) or a condition offers another answer beside it."""
+    for method, doubt in (("hedge", hedge_doubt(ctx)), ("conditional", condition_doubt(ctx))):
+        if doubt is None:
+            continue
+        if doubt.status == "unsure":
+            return ScoreResult.unsure(
+                doubt.reason or method, method=method, extracted=result.extracted,
+                detail=doubt.detail,
+            )  # fmt: skip
+        return ScoreResult(
+            correct=False, verdict="incorrect", method=doubt.method or method,
+            extracted=result.extracted, detail=doubt.detail,
         )  # fmt: skip
-    return ScoreResult(
-        correct=False, verdict="incorrect", method=doubt.method or "conditional",
-        extracted=result.extracted, detail=doubt.detail,
-    )  # fmt: skip
+    return result
 
 
 def _language_chain(ctx: Context) -> Sequence[Rule]:

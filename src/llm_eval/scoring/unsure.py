@@ -34,6 +34,7 @@ UNSURE_REASONS: dict[str, str] = {
     "expression": "the answer is an expression the rules cannot evaluate",
     "paraphrase": "an open answer (a meaning, a description) in words the key does not use",
     "several_candidates": "the key beside a word that may describe it or name another one",
+    "hedge": "the key under a mild belief marker ('I think', «νομίζω»): see `HEDGE_MARKERS`",
 }
 """Every reason an unsure verdict may give, with what it means (shown by `--explain`)."""
 
@@ -76,12 +77,29 @@ def _script(text: str) -> str:
     return "other" if re.search(r"[^\W\d_]", text) else "none"
 
 
+def _has_words(text: str) -> bool:
+    """Whether `text` has a word in some language: stray letters or a run of one letter are
+    none ("v3", "A4")."""
+    words = re.findall(r"[^\W\d_]+", text)
+    return any(3 <= len(word) <= _LONGEST_WORD and len(set(word)) > 1 for word in words)
+
+
+def _key_script(ctx: Context) -> str:
+    """The script of the key's language: of the key as written, or, when it has letters but
+    no words («v3»), of its first accepted form in words («έκδοση 3»). A key of digits
+    alone («530») has no language, whatever words its accepted forms add («530 ευρώ»)."""
+    script = _script(ctx.answer)
+    if script == "none" or _has_words(ctx.answer):
+        return script
+    worded = next((answer for answer in ctx.key.accepted if _has_words(answer)), ctx.answer)
+    return _script(worded)
+
+
 def other_language(ctx: Context) -> bool:
-    """Whether the committed answer is written in another script than the key."""
-    key, head = _script(ctx.answer), _script(ctx.head)
-    words = re.findall(r"[^\W\d_]+", ctx.head)
-    if not any(3 <= len(word) <= _LONGEST_WORD and len(set(word)) > 1 for word in words):
-        return False  # stray letters or a run of one letter are no answer in any language
+    """Whether the committed answer is written in another script than the key's language."""
+    if not _has_words(ctx.head):
+        return False
+    key, head = _key_script(ctx), _script(ctx.head)
     return key in ("greek", "latin") and head not in (key, "none", "latin+greek")
 
 
@@ -96,6 +114,11 @@ def undecided(ctx: Context) -> Outcome:
     if ctx.key.answer_script == "greek" and other_language(ctx):
         return vetoed(f"the task demands Greek script; {head!r} is not Greek", "wrong_script")
     if other_language(ctx):
+        # "version 1" for «έκδοση 2»: the words may be another language, the number is wrong.
+        given = set(numbers_in(head))
+        expected = {value for answer in ctx.key.answers for value in numbers_in(answer)}
+        if given and expected and not given & expected:
+            return vetoed(f"{head!r} states another number than {ctx.answer!r}")
         return doubtful("other_language", f"{head!r} is not in the script of {ctx.answer!r}")
     if ctx.answer_polarity is not None and _statement(head):
         return doubtful("paraphrase", f"{head!r} answers yes or no without saying either")

@@ -1,0 +1,107 @@
+"""Class `candidate_list`: a committed answer that lists the task's candidates.
+
+"Kate, Leo or Mia", «Απάντηση: 18/03 ή 11/03», "Possible products: 50, 72, 98. Answer: 50,
+72, 98" name the key among other candidates of the task and commit to none of them, under
+an answer marker or not: never credited (gaming). A list is two or more items joined by
+commas, semicolons or "or"/«ή», each item a bare candidate: a number (with one unit or
+currency sign at most, the same for every item), a date or a time, or a name the task
+writes with a capital. It offers the key when one item is a form of the key and another is
+a different candidate; an apposition («Ο Γιώργος, ο Παππάς», each item a part of the key)
+or a role noun beside the key («Η ξαδέρφη, η Ελπίδα») is no list of candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from llm_eval.scoring.context import Context, Outcome, capitalised_words, passed, vetoed
+from llm_eval.scoring.matchers import content_tokens
+from llm_eval.scoring.normalize import fold_text, parse_number
+
+_ITEM_SPLIT_RE = re.compile(
+    r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε)\s+|^(?:either|είτε)\s+", re.I
+)
+_SEPARATOR_HINT_RE = re.compile(r"[,;]|(?<![^\W_])(?:or|ή|ἤ|either|είτε)(?![^\W_])", re.I)
+_KEY_LIST_RE = re.compile(r",|;|\s(?:or|ή|and|και|either|είτε)\s", re.I)
+_NUMBER_ITEM_RE = re.compile(
+    r"[$€£]?\s*[-+]?\d+(?:[.,]\d+)*\s*(?:[%°€$£]|[^\W\d_]{1,12}\.?)?", re.I
+)
+_DATE_TIME_ITEM_RE = re.compile(r"\d{1,2}\s*[/.:-]\s*\d{1,2}(?:\s*[/.-]\s*\d{2,4})?")
+_NAME_WORDS = 2
+_ARTICLES = frozenset({"ο", "η", "το", "οι", "τα", "τον", "την", "τη", "του", "τησ", "στο",
+                       "στη", "στην", "στον", "the", "a", "an"})  # fmt: skip
+_EDGES = " \t.!*_`$\"'«»“”()[]"
+
+
+def _list_text(ctx: Context) -> str:
+    """The committed answer, after a label that introduces a list ("Possible products:")."""
+    text = ctx.extracted
+    label, colon, rest = text.rpartition(":")
+    if colon and rest.strip() and not re.search(r"\d\s*$", label):
+        text = rest  # "Possible products: 50, 72" lists after its label; "10:30" is a time
+    return text.strip(_EDGES)
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip(_EDGES) for item in _ITEM_SPLIT_RE.split(text) if item.strip(_EDGES)]
+
+
+def _is_number(item: str) -> bool:
+    return bool(_NUMBER_ITEM_RE.fullmatch(item) or _DATE_TIME_ITEM_RE.fullmatch(item))
+
+
+def _readings(item: str) -> frozenset[object]:
+    """What an item may name, comparable across spellings: a number's value, a day and
+    month (or hour and minute), or its words; "1/2" is both a date and a half, "0.5" both
+    a date and a decimal."""
+    found: set[object] = set()
+    if _DATE_TIME_ITEM_RE.fullmatch(item):
+        day, month = (int(part) for part in re.findall(r"\d+", item)[:2])
+        found.add((day, month))
+        if "/" in item and month:
+            found.add(Fraction(day, month))
+    if _NUMBER_ITEM_RE.fullmatch(item) and ":" not in item and "/" not in item:
+        value = parse_number(re.sub(r"[^\d.,+-]", "", item))
+        if value is not None:
+            found.add(value)
+    return frozenset(found) or frozenset({content_tokens(item)})
+
+
+def candidate_list_rule(ctx: Context) -> Outcome:
+    """The committed answer lists the key beside other candidates of the task: not credited."""
+    if _SEPARATOR_HINT_RE.search(ctx.extracted) is None:
+        return passed("the committed answer is not a list")  # the common case, at once
+    if _KEY_LIST_RE.search(ctx.answer):
+        return passed("the key itself is a list")
+    items = _items(_list_text(ctx))
+    if len(items) < 2:
+        return passed("the committed answer is not a list")
+    names = capitalised_words(" ".join((ctx.key.question or "", *ctx.key.distractors)))
+    key_words = {word for answer in ctx.key.answers for word in content_tokens(answer)}
+    key_values = {value for answer in ctx.key.answers for value in _readings(answer.strip(_EDGES))}
+    has_key = has_other = False
+    units: set[str] = set()
+    for item in items:
+        if _is_number(item):
+            is_key = bool(_readings(item) & key_values)
+            units.update(content_tokens(re.sub(r"[\d.,:/+-]", " ", item)))
+        else:
+            words = content_tokens(item)
+            # A name: one or two words, each with a capital, after an article at most.
+            written = [w for w in re.findall(r"[^\W\d_]+", item) if fold_text(w) not in _ARTICLES]
+            capitalised = all(word[0].isupper() for word in written)
+            if not words or not 0 < len(written) <= _NAME_WORDS or not capitalised:
+                return passed(f"{item!r} is not a bare candidate")
+            is_key = set(words) <= key_words or fold_text(item) in map(fold_text, ctx.key.answers)
+            if not is_key and not set(words) <= names:
+                return passed(f"{item!r} is no candidate the task names")
+        has_key |= is_key
+        has_other |= not is_key
+    if len(units) > 1:
+        return passed(f"{items} are quantities of different things, not candidates")
+    if len({_is_number(item) for item in items}) > 1:
+        return passed(f"{items} mix a value and words («Τρίτη, 18/03»): one answer described")
+    if has_key and has_other:
+        return vetoed(f"the committed answer lists the candidates {items}", "hedged")
+    return passed("the list offers no other candidate beside the key")
