@@ -33,7 +33,8 @@ from typing import Any
 from llm_eval.scoring import AnswerKey, ScoreResult, score_key
 
 CASES = Path(__file__).resolve().parents[1] / "scoring"
-BLIND_SETS = {name: CASES / f"{name}.jsonl" for name in ("blind_round5", "blind_round6")}
+BLIND_SETS = {name: CASES / f"{name}.jsonl" for name in ("blind_round5", "blind_round6", "blind_round7")
+}
 LABELS = ("correct", "incorrect", "ambiguous")
 
 

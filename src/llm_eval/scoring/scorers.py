@@ -52,6 +52,7 @@ from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
 )
+from llm_eval.scoring.form_demands import form_doubt
 from llm_eval.scoring.hedges import hedge_doubt
 from llm_eval.scoring.language_rules import (
     alternatives_rule,
@@ -278,7 +279,12 @@ def _yes_no_key(key: AnswerKey) -> bool:
 def _unless_doubted(ctx: Context, result: ScoreResult) -> ScoreResult:
     """A credited verdict, unless a hedge marker qualifies the committed answer
     (`hedges.py`) or a condition offers another answer beside it."""
-    for method, doubt in (("hedge", hedge_doubt(ctx)), ("conditional", condition_doubt(ctx))):
+    doubts = (
+        ("hedge", hedge_doubt(ctx)),
+        ("conditional", condition_doubt(ctx)),
+        ("form_demand", form_doubt(ctx)),
+    )
+    for method, doubt in doubts:
         if doubt is None:
             continue
         if doubt.status == "unsure":
