@@ -68,13 +68,28 @@ def _readings(item: str) -> frozenset[object]:
     return frozenset(found) or frozenset({content_tokens(item)})
 
 
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;·])\s+(?=\S)")
+
+
 def candidate_list_rule(ctx: Context) -> Outcome:
-    """The committed answer lists the key beside other candidates of the task: not credited."""
+    """The committed answer lists the key beside other candidates of the task: not credited.
+    A list that closes the reply after sentences ("Anna is taller than Ben. … Anna, Ben,
+    Carl.") is its committed answer too, and counts the same."""
     if _SEPARATOR_HINT_RE.search(ctx.extracted) is None:
         return passed("the committed answer is not a list")  # the common case, at once
     if _KEY_LIST_RE.search(ctx.answer):
         return passed("the key itself is a list")
-    items = _items(_list_text(ctx))
+    text = _list_text(ctx)
+    outcome = _judge_list(ctx, _items(text))
+    closing = _SENTENCE_END_RE.split(text)[-1].strip(_EDGES)
+    if outcome.status == "pass" and closing != text:
+        closing_outcome = _judge_list(ctx, _items(closing))
+        if closing_outcome.status != "pass":
+            return closing_outcome
+    return outcome
+
+
+def _judge_list(ctx: Context, items: list[str]) -> Outcome:
     if len(items) < 2:
         return passed("the committed answer is not a list")
     names = capitalised_words(" ".join((ctx.key.question or "", *ctx.key.distractors)))
