@@ -19,7 +19,7 @@ from llm_eval.scoring.context import (
     search,
     vetoed,
 )
-from llm_eval.scoring.cues import conditions, several_answers, states_range
+from llm_eval.scoring.cues import conditions, otherwise, several_answers, states_range
 from llm_eval.scoring.forms import answer_ordinal, form_of, name_token, ordinals_in
 from llm_eval.scoring.matchers import (
     NEGATORS,
@@ -205,9 +205,14 @@ def undecided_rule(ctx: Context) -> Outcome:
 
 def condition_doubt(ctx: Context) -> Outcome | None:
     """For a credited reply: a condition offering another answer («αλλά αν …, Πάτρα») makes
-    it unsure; one answer per condition («Αν …, Πάτρα· αν …, Βόλο») makes it wrong."""
+    it unsure; one answer per condition («Αν …, Πάτρα· αν …, Βόλο», «Αν …, Πάτρα· αλλιώς
+    Βόλο», "if …, X, otherwise Y") makes it wrong."""
     where = ctx.extraction.context or ctx.span
     found = conditions(where)
+    branch = otherwise(where)
+    if branch is not None and (found or _other_candidate(ctx, where[branch.end() :])):
+        # «Αν …, από το περίπτερο· αλλιώς από τον Λευτέρη»: an outcome for each branch.
+        return vetoed(f"{where.strip()!r} gives one answer per branch of a condition", "conditional")
     if not found:
         return None
     after = where[found[0].start() :]
