@@ -186,6 +186,15 @@ def search(
                 )
             return vetoed(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
         return committed(ctx, found, what)
+    conclusion = ctx.conclusion_head
+    if ctx.extraction.rule == "first_line" and conclusion and found(conclusion):
+        # «Το Παγκράτι απορρίπτεται (…). Άρα … στου Ζωγράφου.»: the first line gave a reason,
+        # the conclusion commits. A first line that is a bare decoy («Νέα Φιλαδέλφεια.»)
+        # is the answer, whatever its explanation goes on to say.
+        rival = rival_of(ctx, ctx.head)
+        bare = rival is not None and set(content_tokens(ctx.head)) <= set(content_tokens(rival))
+        if not bare:
+            return committed(ctx, found, what)
     if not ctx.searches_raw:
         return passed(f"no {what} in the extracted answer {ctx.extracted!r}")
     hits = [line for line in ctx.raw_lines if found(line)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from llm_eval.scoring.context import Context, Outcome, doubtful, vetoed
+from llm_eval.scoring.matchers import answer_date
 from llm_eval.scoring.normalize import fold, month_value, tokens
 
 FORMAT_CUES: tuple[str, ...] = (
@@ -93,16 +94,17 @@ def form_doubt(ctx: Context) -> Outcome | None:
         head = head.split(" ", 1)[-1]
     if head in {_listed(answer) for answer in ctx.key.answers}:
         return None
+    if exclusion is None and _written_out(ctx.head, ctx.key.answers):
+        return None  # «Τρίτη 18/03» writes the demanded form whole
     listed_digits = all(any(c.isdigit() for c in answer) for answer in ctx.key.answers)
     if _DIGITS_RE.search(ask) and listed_digits:
-        if any(month_value(word) is not None for word in words):
+        is_date = answer_date(ctx.answer) is not None
+        if is_date and any(month_value(word) is not None for word in words):
             return vetoed(f"the task demands digits; {ctx.head!r} names the month", "wrong_format")
         if not any(c.isdigit() for c in ctx.head):
             return vetoed(f"the task demands digits; {ctx.head!r} has none", "wrong_format")
     if no_article and words and words[0] in _ARTICLES:
         return vetoed(f"the task demands no article; {ctx.head!r} starts with one", "wrong_format")
-    if exclusion is None and _written_out(ctx.head, ctx.key.answers):
-        return None
     demand = (exclusion or format_demand).group(0)  # type: ignore[union-attr]
     return doubtful(
         "form_demand", f"the task demands a form ({demand!r}); {ctx.head!r} is not a listed form"
