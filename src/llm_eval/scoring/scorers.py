@@ -41,11 +41,13 @@ answer is `truncated` (`score_key(..., truncated=True)`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from llm_eval.registry import Registry
 from llm_eval.scoring.candidates import candidate_list_rule
+from llm_eval.scoring.commitment import states_result
 from llm_eval.scoring.context import Context, Rule
 from llm_eval.scoring.cues import correction_tail, unsettled_correction, weak_correction_tail
 from llm_eval.scoring.extraction import (
@@ -237,9 +239,7 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
         extraction.context.split("\n", 1)[0], broken_no=broken_no
     )
     if tail is not None:
-        corrected = score_variants(chain, tail, key)
-        note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
-        return corrected.model_copy(update={"method": "self_correction", "detail": note})
+        return _corrected(chain, tail, key)
     if unsettled_correction(extraction.text, extraction.answer):
         return ScoreResult.unsure(
             "self_correction", method="self_correction", extracted=extraction.answer,
@@ -268,6 +268,30 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
             vetoed = variant_result
     # A decoy or hedge found through an accepted form names why, where "no_match" would not.
     return vetoed if vetoed is not None and result.method == "no_match" else result
+
+
+_CLAUSE_END_RE = re.compile(r"[·;]\s*")
+
+
+def _corrected(chain: RuleChain, tail: str, key: AnswerKey) -> ScoreResult:
+    """The verdict on what follows a correction cue. A tail of clauses whose last one ends on
+    a value after a copula («όχι, η 13 Μαρτίου είναι Παρασκευή· η Τετάρτη είναι 18/03»)
+    commits to that last value: credited when it is the key; when the first clause holds
+    the key and the last states another value, the rules cannot tell reason from answer."""
+    corrected = score_variants(chain, tail, key)
+    note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
+    last = _CLAUSE_END_RE.split(tail.strip(" .…"))[-1]
+    if last != tail.strip(" .…") and states_result(last):
+        closing = score_variants(chain, last, key)
+        if closing.verdict != corrected.verdict and closing.verdict != "unsure":
+            if closing.correct:
+                note = f"after the correction cue the reply's last clause states {last!r}"
+                return closing.model_copy(update={"method": "self_correction", "detail": note})
+            return ScoreResult.unsure(
+                "self_correction", method="self_correction", extracted=tail,
+                detail=f"after the correction cue {tail!r} ends on another value: {last!r}",
+            )  # fmt: skip
+    return corrected.model_copy(update={"method": "self_correction", "detail": note})
 
 
 def _yes_no_key(key: AnswerKey) -> bool:
