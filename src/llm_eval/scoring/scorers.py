@@ -390,6 +390,11 @@ def score_key(
     """
     scorer = _scorer(kind)
     if truncated:
+        finished = _before_cut_note(response)
+        if finished is not None:
+            result = scorer(finished, key)
+            note = f"the cut fell in a closing note; the reply before it: {result.detail}"
+            return result.model_copy(update={"detail": note})
         extraction = extract_answer(response)
         if extraction.rule not in EXPLICIT_RULES:
             return ScoreResult(
@@ -400,6 +405,22 @@ def score_key(
                 detail="the reply was cut off before it committed to an answer",
             )
     return scorer(response, key)
+
+
+_NOTE_RE = re.compile(
+    r"^\W*(?:σημειωση|σημ\.|παρατηρηση|υγ|υ\.γ\.|note|n\.b\.|p\.s\.|ps|remark)\b", re.I
+)
+
+
+def _before_cut_note(response: str) -> str | None:
+    """The reply before its last paragraph, when the cut fell in that paragraph and it is a
+    note («Σημείωση: …», "Note: …") after a finished answer line: the answer came before the
+    cut, so it is judged as a finished reply."""
+    body, gap, last = response.rstrip().rpartition("\n\n")
+    if not gap or not body.strip() or _NOTE_RE.match(fold(last.strip())) is None:
+        return None
+    closing = body.rstrip()
+    return closing if closing[-1:] in ".!)»*" or closing[-1:].isdigit() else None
 
 
 def _span_note(ctx: Context) -> str:
