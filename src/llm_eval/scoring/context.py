@@ -256,6 +256,26 @@ def _apposition(ctx: Context, text: str) -> Apposition:
     return verdict
 
 
+_GENITIVE_DESCRIPTION_RE = re.compile(
+    r"(?:(?:ο|η|το|the) )?[^\W\d_]+ (?:του|τησ|των|of) (?:(?:κ|κυρ[^\W\d_]*|mrs?|ms) )?"
+    r"[^\W\d_]+"
+)
+
+
+def genitive_description(ctx: Context, text: str) -> bool:
+    """Whether `text` is the key beside a description in the genitive («Η μαμά της
+    Ιλέκτρας, η κυρία Τασούλα», "Ilektra's mother, Mrs Tasoula"): a decoy named there may
+    describe the key (its owner, a role) or be a second candidate; the rules cannot tell."""
+    items = [item for item in _APPOSITION_RE.split(text.strip(" .;!")) if tokens(item)]
+    if len(items) != 2:
+        return False
+    keyed = [_names_key(ctx, item) for item in items]
+    if keyed.count(True) != 1:
+        return False
+    other = items[keyed.index(False)]
+    return _GENITIVE_DESCRIPTION_RE.fullmatch(" ".join(tokens(other))) is not None
+
+
 def _names_key(ctx: Context, item: str) -> bool:
     """Whether `item` is one of the key's forms, or a part of a key of several words."""
     if any(
@@ -325,6 +345,11 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     if located is not None:
         return vetoed(f"{head!r} names the key only to locate the decoy {located!r}", "distractor")
     rival = rival_in_commitment(ctx, head)
+    if rival is not None and genitive_description(ctx, head):
+        return doubtful(
+            "several_candidates",
+            f"{head!r} names the key beside a description that names the decoy {rival!r}",
+        )
     if rival is not None:
         return vetoed(
             f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor"
