@@ -46,8 +46,10 @@ _DIGITS_RE = _cues((r"ΗΗ/ΜΜ", r"ΩΩ:ΛΛ", r"Ω:ΛΛ", r"ημέρα/μήν�
                     r"\bnumerals\b", r"DD/MM", r"HH:MM"))  # fmt: skip
 _NO_ARTICLE_RE = re.compile(fold(r"χωρίς (?:το |τα )?άρθρ|without (?:the |an? |any )?articles?"))
 _INSTRUCTION_RE = re.compile(
-    fold(r"(?:^|(?<=[.;?!»\n]))[^.;?!»\n]*?\b(?:γράψε|γράψτε|απάντησε|απαντήστε|δώσε|δώστε"
-         r"|write|answer|give|reply|respond|express)\b[^;?!\n]*")
+    fold(
+        r"(?:^|(?<=[.;?!»\n]))[^.;?!»\n]*?\b(?:γράψε|γράψτε|απάντησε|απαντήστε|δώσε|δώστε"
+        r"|write|answer|give|reply|respond|express)\b[^;?!\n]*"
+    )
 )
 _ARTICLES = frozenset(
     {"ο", "η", "το", "οι", "τα", "τον", "την", "τη", "του", "τησ", "των", "τουσ", "τισ",

@@ -212,7 +212,9 @@ def condition_doubt(ctx: Context) -> Outcome | None:
     branch = otherwise(where)
     if branch is not None and (found or _other_candidate(ctx, where[branch.end() :])):
         # «Αν …, από το περίπτερο· αλλιώς από τον Λευτέρη»: an outcome for each branch.
-        return vetoed(f"{where.strip()!r} gives one answer per branch of a condition", "conditional")
+        return vetoed(
+            f"{where.strip()!r} gives one answer per branch of a condition", "conditional"
+        )
     if not found:
         return None
     after = where[found[0].start() :]
