@@ -90,6 +90,7 @@ from llm_eval.scoring.verdict_rules import (
     form_demand_rule,
     name_form_rule,
     ordinal_rule,
+    question_doubt,
     range_rule,
     several_answers_rule,
     stem_coverage_rule,
@@ -307,6 +308,7 @@ def _unless_doubted(ctx: Context, result: ScoreResult) -> ScoreResult:
         ("hedge", hedge_doubt(ctx)),
         ("conditional", condition_doubt(ctx)),
         ("form_demand", form_doubt(ctx)),
+        ("question", question_doubt(ctx)),
     )
     for method, doubt in doubts:
         if doubt is None:

@@ -230,6 +230,31 @@ def condition_doubt(ctx: Context) -> Outcome | None:
     return doubtful("conditional", f"{where.strip()!r} offers {other!r} under a condition")
 
 
+_ASKED_RE = re.compile(r"\s*(?:\?+|;(?=\s*(?:$|\n|[^\W\d_])))")
+"""A question mark right after the committed answer: "?" or the Greek «;», unless «;» is
+followed by a digit or a bracket (a list separator)."""
+
+
+def question_doubt(ctx: Context) -> Outcome | None:
+    """For a credited reply: the committed answer asked, not stated («Λευτέρης;»,
+    "Kate?"). Another candidate asked after it («Λευτέρης; Φώτης;») makes it wrong; alone
+    it is unsure (class `hedge`)."""
+    text = ctx.extraction.text
+    head = ctx.head.strip()
+    at = text.find(head) if head else -1
+    if at < 0:
+        return None
+    rest = text[at + len(head) :]
+    asked = _ASKED_RE.match(rest)
+    if asked is None or (asked.group(0).strip() == ";" and not has_greek(head)):
+        return None
+    after = rest[asked.end() :].split("\n", 1)[0]
+    other = _other_candidate(ctx, after)
+    if other is not None:
+        return vetoed(f"{head!r} and {other!r} are both asked, neither stated", "hedged")
+    return doubtful("hedge", f"the reply asks {head!r} rather than stating it")
+
+
 def _other_candidate(ctx: Context, text: str) -> str | None:
     """A decoy or a number other than the key that `text` offers."""
     rival = rival_of(ctx, text)
