@@ -70,6 +70,10 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"circa",
             r"close\s+to",
             r"in\s+the\s+region\s+of",
+            r"something\s+like",
+            r"on\s+the\s+order\s+of",
+            r"κατι\s+σαν",
+            r"της\s+ταξης\s+(?:του|των|τησ)",
             r"~",
         ),
     ),
@@ -142,6 +146,22 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
         ),
         reach="clause",
     ),
+    "bound": HedgeClass(
+        "incorrect",
+        "a bound where the key is one value: «τουλάχιστον 310», 'at most 12', 'more than 40'",
+        (
+            r"τουλαχιστον",
+            r"τουλαχιστο",
+            r"το\s+πολυ",
+            r"at\s+least",
+            r"at\s+most",
+            r"no\s+(?:more|less|fewer)\s+than",
+            r"(?:more|less|fewer)\s+than(?=\s*[$€£]?\s*\d)",
+            r"(?:πανω|κατω)\s+απο(?=\s*[$€£]?\s*\d)",
+            r"(?:λιγοτερ|περισσοτερ)\w*\s+απο(?=\s*[$€£]?\s*\d)",
+        ),
+        reach="clause",
+    ),
 }
 """Every hedge marker, by class; `approximation` counts only next to the key's number."""
 
@@ -181,10 +201,15 @@ def _class_re(name: str) -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _approximation_re() -> re.Pattern[str]:
     markers = "|".join(map(_word, HEDGE_MARKERS["approximation"].markers))
-    after = accent_tolerant(r"περιπου|or so|approximately|give or take|η καπου εκει")
+    after = accent_tolerant(
+        r"περιπου|or so|approximately|give or take|more or less|or thereabouts|η καπου εκει"
+        r"|πανω κατω|λιγο πολυ"
+    )
     return re.compile(
         rf"(?:{markers})\s*(?:(?:at|to|the|τα|τις|τους|το|στα|στις|στους|στο)\s+)?(?P<a>{_NUMBER}[\d.,:/]*)"
-        rf"|(?P<b>\d[\d.,:/]*)\s*(?:[^\W\d_]{{1,12}}\.?\s+|[€$£%]\s*)?(?:{after})(?![^\W_])",
+        # «310 (περίπου)», "310, more or less": the marker in a clause of its own.
+        rf"|(?P<b>\d[\d.,:/]*)\s*(?:[^\W\d_]{{1,12}}\.?\s+|[€$£%]\s*)?"
+        rf"(?:(?:{after})(?![^\W_])|,\s*(?:{after})\W*(?:,|$))",
         re.I,
     )
 
@@ -193,7 +218,10 @@ _HINT_STEMS = (
     "περιπ", "γυρω", "καπου", "σχεδ", "προσεγγ", "σιγουρ", "βεβαι", "τυχη", "τυφλ", "μαντ",
     "εικασ", "μπορεσ", "καταφερ", "λαθο", "μαλλ", "ισω", "πιθαν", "νομιζ", "πιστευ",
     "φαινετ", "υποθετ", "θαρρ", "approx", "about", "around", "rough", "near", "almost",
-    "circa", "close", "region", "guess", "wrong", "sure", "certain", "unable", "couldn",
+    "circa", "close", "region", "something like", "order of", "κατι σαν", "ταξησ", "πανω κατω",
+    "λιγο πολυ", "more or less", "thereabouts", "τουλαχιστ", "το πολυ", "at least", "at most",
+    "than", "πανω απο", "κατω απο", "λιγοτερ", "περισσοτερ", "guess", "wrong", "sure",
+    "certain", "unable", "couldn",
     "could not", "probab", "maybe", "perhaps", "possib", "likely", "presum", "think",
     "believe", "say", "suppose", "suspect", "opinion",
 )  # fmt: skip
@@ -247,7 +275,7 @@ def hedge_doubt(ctx: Context) -> Outcome | None:
         return vetoed(f"{scope.strip()!r} gives a tolerance, not one value", "hedged")
     if _approximates_key(ctx, scope) and not _wants_approximation(ctx):
         return vetoed(f"{scope.strip()!r} approximates the key's value", "hedged")
-    for name in ("guess", "probability", "belief"):
+    for name in ("guess", "probability", "bound", "belief"):
         marker = _class_re(name)
         where = scope if HEDGE_MARKERS[name].reach == "line" else answer_clauses(ctx, marker)
         found = marker.search(where)

@@ -246,7 +246,8 @@ def question_doubt(ctx: Context) -> Outcome | None:
         return None
     rest = text[at + len(head) :]
     asked = _ASKED_RE.match(rest)
-    if asked is None or (asked.group(0).strip() == ";" and not has_greek(head)):
+    greek = has_greek(head) or has_greek(ctx.key.question or "")
+    if asked is None or (asked.group(0).strip() == ";" and not greek):
         return None
     after = rest[asked.end() :].split("\n", 1)[0]
     other = _other_candidate(ctx, after)
