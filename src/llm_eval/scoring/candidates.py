@@ -20,9 +20,13 @@ from llm_eval.scoring.matchers import content_tokens
 from llm_eval.scoring.normalize import fold_text, parse_number
 
 _ITEM_SPLIT_RE = re.compile(
-    r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε)\s+|^(?:either|είτε)\s+", re.I
+    r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε|and|και|κι)\s+|^(?:either|είτε)\s+"
+    r"|\s*[<>&]\s*",
+    re.I,
 )
-_SEPARATOR_HINT_RE = re.compile(r"[,;]|(?<![^\W_])(?:or|ή|ἤ|either|είτε)(?![^\W_])", re.I)
+_SEPARATOR_HINT_RE = re.compile(
+    r"[,;<>&]|(?<![^\W_])(?:or|ή|ἤ|either|είτε|and|και|κι)(?![^\W_])", re.I
+)
 _KEY_LIST_RE = re.compile(r",|;|\s(?:or|ή|and|και|either|είτε)\s", re.I)
 _NUMBER_ITEM_RE = re.compile(
     r"[$€£]?\s*[-+]?\d+(?:[.,]\d+)*\s*(?:[%°€$£]|[^\W\d_]{1,12}\.?)?", re.I

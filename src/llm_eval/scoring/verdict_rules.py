@@ -264,12 +264,29 @@ def _other_candidate(ctx: Context, text: str) -> str | None:
     for distractor in ctx.key.distractors:
         if set(tokens(distractor)) & set(tokens(text)):
             return distractor
+    # Without decoys, another name the question writes with a capital ("unless Ben is
+    # shorter", for Carl) is the other candidate; a sentence's first word is no name.
+    key_words = {word for answer in ctx.key.answers for word in tokens(answer)}
+    asked = _task_names(ctx.key.question or "") - key_words
+    named = asked & _task_names(text)
+    if named:
+        return sorted(named)[0]
     expected = answer_number(ctx.answer)
     if expected is not None:
         others = [v for v in numbers_in(text, has_greek(text)) if v != expected]
         if others:
             return _show(others[0])
     return None
+
+
+def _task_names(text: str) -> frozenset[str]:
+    """The folded words `text` writes with a capital other than at a sentence start."""
+    return frozenset(
+        token
+        for found in re.finditer(r"(?<![.!?;·:«\"\n]\s)(?<!^)\b[^\W\d_]+", text)
+        if found.group(0)[0].isupper() and found.start() > 0
+        for token in tokens(found.group(0))
+    )
 
 
 def _show(value: Fraction) -> str:
