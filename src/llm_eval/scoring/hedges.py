@@ -143,6 +143,23 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"μου\s+φαινεται",
             r"υποθετω",
             r"θαρρω",
+            r"λογικα",
+            r"κανονικα",
+            r"θεωρητικα",
+            r"normally",
+            r"in\s+theory",
+            r"in\s+principle",
+        ),
+        reach="clause",
+    ),
+    "time_bound": HedgeClass(
+        "unsure",
+        "a date or time given as a bound: «μετά τις 19/11», 'before 18:00'; it may be the "
+        "answer the question wants («από πότε …;») or a bound beside it",
+        (
+            r"μετα\s+(?:απο\s+)?(?:τις|την|τη|το)(?=\s*\d{1,2}[:/.]\d)",
+            r"πριν\s+(?:απο\s+)?(?:τις|την|τη|το)(?=\s*\d{1,2}[:/.]\d)",
+            r"(?:after|before|not\s+before|no\s+later\s+than)(?=\s*\d{1,2}[:/.]\d)",
         ),
         reach="clause",
     ),
@@ -220,7 +237,9 @@ _HINT_STEMS = (
     "φαινετ", "υποθετ", "θαρρ", "approx", "about", "around", "rough", "near", "almost",
     "circa", "close", "region", "something like", "order of", "κατι σαν", "ταξησ", "πανω κατω",
     "λιγο πολυ", "more or less", "thereabouts", "τουλαχιστ", "το πολυ", "at least", "at most",
-    "than", "πανω απο", "κατω απο", "λιγοτερ", "περισσοτερ", "guess", "wrong", "sure",
+    "than", "πανω απο", "κατω απο", "λιγοτερ", "περισσοτερ", "λογικα", "κανονικα", "θεωρητικα",
+    "normally", "theory", "principle", "μετα", "πριν", "after", "before", "later",
+    "guess", "wrong", "sure",
     "certain", "unable", "couldn",
     "could not", "probab", "maybe", "perhaps", "possib", "likely", "presum", "think",
     "believe", "say", "suppose", "suspect", "opinion",
@@ -275,7 +294,7 @@ def hedge_doubt(ctx: Context) -> Outcome | None:
         return vetoed(f"{scope.strip()!r} gives a tolerance, not one value", "hedged")
     if _approximates_key(ctx, scope) and not _wants_approximation(ctx):
         return vetoed(f"{scope.strip()!r} approximates the key's value", "hedged")
-    for name in ("guess", "probability", "bound", "belief"):
+    for name in ("guess", "probability", "bound", "time_bound", "belief"):
         marker = _class_re(name)
         where = scope if HEDGE_MARKERS[name].reach == "line" else answer_clauses(ctx, marker)
         found = marker.search(where)
