@@ -219,7 +219,8 @@ def _class_re(name: str) -> re.Pattern[str]:
 def _approximation_re() -> re.Pattern[str]:
     markers = "|".join(map(_word, HEDGE_MARKERS["approximation"].markers))
     after = accent_tolerant(
-        r"περιπου|or so|approximately|give or take|more or less|or thereabouts|η καπου εκει"
+        r"περιπου|or so|approximately|approx\.?|roughly|give or take|more or less"
+        r"|or thereabouts|η καπου εκει"
         r"|πανω κατω|λιγο πολυ"
     )
     return re.compile(
