@@ -22,7 +22,10 @@ FLOORS = {
     "realistic_cases_second": (0.99, 0.005, 0.02, 0.03),
     "explained_cases": (0.99, 0.005, 0.01, 0.04),
     "scoring_cases": (0.99, 0.005, 0.005, 0.05),
-    "verdict_classes": (1.0, 0.0, 0.0, 0.12),
+    # The classes set holds cases that are unsure by design (form demands the rules cannot
+    # read, genitive descriptions beside the key, an answer asked not stated, a date given
+    # as a bound): 25 of 178.
+    "verdict_classes": (1.0, 0.0, 0.0, 0.145),
 }
 MAX_UNSURE_ALL_SETS = 0.08
 CLASS_FLOOR = 0.9

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.blind_sets import Goals, is_gaming, load_cases, measure, report
+
 ROOT = Path(__file__).resolve().parents[2]
 SET_PATH = Path(__file__).with_name("blind_round7.jsonl")
 
@@ -113,3 +115,16 @@ def test_task_fields_equal_the_task_file(
         assert task is not None, f"{row['id']}: no task {row['task_id']} in {row['benchmark']}"
         for field in TASK_FIELDS:
             assert row[field] == task.get(field), f"{row['id']}: {field} differs from the task"
+
+
+def test_the_scorer_reaches_the_goals_on_the_seventh_held_back_set() -> None:
+    """Measured once blind (0.965 sure agreement, 4.5% wrong credited, 2.5% right refused,
+    1.3% unsure, one gaming reply credited), then used to develop the rules: the goals hold
+    here, and a fresh held-back set measures them blind."""
+    cases = load_cases(SET_PATH)
+    assert sum(is_gaming(case["shape"]) for case in cases) >= 10
+    result = measure(cases)
+    assert not result.shortfalls(Goals()), report(result, cases)
+    assert result.overall.sure_agreement >= 0.995, report(result, cases)
+    assert result.overall.right_refused_share <= 0.005, report(result, cases)
+    assert result.overall.unsure_share <= 0.03, report(result, cases)

@@ -240,6 +240,7 @@ def verdict_misses(path: Path = CLASSES) -> list[dict[str, Any]]:
             accepted_answers=case.get("accepted_answers", ()),
             distractors=case.get("distractors", ()), question=case.get("question"),
             answer_script=case.get("answer_script"),
+            truncated=case.get("finish_reason") == "length",
         )  # fmt: skip
         if result.verdict != case["expected_verdict"]:
             misses.append({**case, "got": result.verdict, "method": result.method})

@@ -1,6 +1,7 @@
 """The scorer measured against the held-back sets, overall and by class of reply.
 
-Each set (`tests/scoring/blind_round5.jsonl`: 467 replies, `blind_round6.jsonl`: 322) holds
+Each set (`tests/scoring/blind_round5.jsonl`: 467 replies, `blind_round6.jsonl`: 322,
+`blind_round7.jsonl`: 380) holds
 replies written the way models answer (working then an answer, headings and bold, boxes,
 self-corrections, hedges, other languages, inflected names, appositives, decoys inside
 descriptions, ordinals, LaTeX expressions, ranges, truncations, paraphrases, gaming), each
@@ -33,7 +34,9 @@ from typing import Any
 from llm_eval.scoring import AnswerKey, ScoreResult, score_key
 
 CASES = Path(__file__).resolve().parents[1] / "scoring"
-BLIND_SETS = {name: CASES / f"{name}.jsonl" for name in ("blind_round5", "blind_round6")}
+BLIND_SETS = {
+    name: CASES / f"{name}.jsonl" for name in ("blind_round5", "blind_round6", "blind_round7")
+}
 LABELS = ("correct", "incorrect", "ambiguous")
 
 

@@ -20,9 +20,13 @@ from llm_eval.scoring.matchers import content_tokens
 from llm_eval.scoring.normalize import fold_text, parse_number
 
 _ITEM_SPLIT_RE = re.compile(
-    r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε)\s+|^(?:either|είτε)\s+", re.I
+    r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε|and|και|κι)\s+|^(?:either|είτε)\s+"
+    r"|\s*[<>&]\s*",
+    re.I,
 )
-_SEPARATOR_HINT_RE = re.compile(r"[,;]|(?<![^\W_])(?:or|ή|ἤ|either|είτε)(?![^\W_])", re.I)
+_SEPARATOR_HINT_RE = re.compile(
+    r"[,;<>&]|(?<![^\W_])(?:or|ή|ἤ|either|είτε|and|και|κι)(?![^\W_])", re.I
+)
 _KEY_LIST_RE = re.compile(r",|;|\s(?:or|ή|and|και|either|είτε)\s", re.I)
 _NUMBER_ITEM_RE = re.compile(
     r"[$€£]?\s*[-+]?\d+(?:[.,]\d+)*\s*(?:[%°€$£]|[^\W\d_]{1,12}\.?)?", re.I
@@ -68,13 +72,28 @@ def _readings(item: str) -> frozenset[object]:
     return frozenset(found) or frozenset({content_tokens(item)})
 
 
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;·])\s+(?=\S)")
+
+
 def candidate_list_rule(ctx: Context) -> Outcome:
-    """The committed answer lists the key beside other candidates of the task: not credited."""
+    """The committed answer lists the key beside other candidates of the task: not credited.
+    A list that closes the reply after sentences ("Anna is taller than Ben. … Anna, Ben,
+    Carl.") is its committed answer too, and counts the same."""
     if _SEPARATOR_HINT_RE.search(ctx.extracted) is None:
         return passed("the committed answer is not a list")  # the common case, at once
     if _KEY_LIST_RE.search(ctx.answer):
         return passed("the key itself is a list")
-    items = _items(_list_text(ctx))
+    text = _list_text(ctx)
+    outcome = _judge_list(ctx, _items(text))
+    closing = _SENTENCE_END_RE.split(text)[-1].strip(_EDGES)
+    if outcome.status == "pass" and closing != text:
+        closing_outcome = _judge_list(ctx, _items(closing))
+        if closing_outcome.status != "pass":
+            return closing_outcome
+    return outcome
+
+
+def _judge_list(ctx: Context, items: list[str]) -> Outcome:
     if len(items) < 2:
         return passed("the committed answer is not a list")
     names = capitalised_words(" ".join((ctx.key.question or "", *ctx.key.distractors)))

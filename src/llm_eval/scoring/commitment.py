@@ -374,6 +374,17 @@ _PENDING_RE = re.compile(
     r"|τριπλασι|διπλασι|\bτο μισο\b"
 )
 _WORD_FORMULA_RE = re.compile(r"[^\W\d_]+\s*[×*÷]\s*[^\W\d_]+")
+_STATED_RESULT_RE = re.compile(
+    r"(?<![^\W_])(?:is|are|equals|gives|makes|comes to|ειναι|κανει|ισουται|βγαινει|δινει)"
+    r"\s+[-−]?\d[\d.,/:]*\s*[^\w\s]*\s*$"
+)
+"""A sentence that ends on its result after a copula ("14 multiplied by 12 is 168.",
+«το 15 × 4 κάνει 60»): it names an operation it has done, not one still to do."""
+
+
+def states_result(sentence: str) -> bool:
+    """Whether `sentence` ends on a value after a copula ("… is 168", «η Τετάρτη είναι 18/03»)."""
+    return _STATED_RESULT_RE.search(fold(sentence)) is not None
 
 
 def unfinished_step(text: str) -> str | None:
@@ -386,6 +397,8 @@ def unfinished_step(text: str) -> str | None:
     if re.search(r"[=≈→]", last):
         return None
     folded = fold(last)
+    if _STATED_RESULT_RE.search(folded):
+        return None
     if _PENDING_RE.search(folded) or (
         _WORD_FORMULA_RE.search(last) and not any(c.isdigit() for c in last)
     ):

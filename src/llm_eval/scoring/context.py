@@ -186,6 +186,15 @@ def search(
                 )
             return vetoed(f"{what} in a hedged answer {ctx.extracted!r}", "hedged")
         return committed(ctx, found, what)
+    conclusion = ctx.conclusion_head
+    if ctx.extraction.rule == "first_line" and conclusion and found(conclusion):
+        # «Το Παγκράτι απορρίπτεται (…). Άρα … στου Ζωγράφου.»: the first line gave a reason,
+        # the conclusion commits. A first line that is a bare decoy («Νέα Φιλαδέλφεια.»)
+        # is the answer, whatever its explanation goes on to say.
+        rival = rival_of(ctx, ctx.head)
+        bare = rival is not None and set(content_tokens(ctx.head)) <= set(content_tokens(rival))
+        if not bare:
+            return committed(ctx, found, what)
     if not ctx.searches_raw:
         return passed(f"no {what} in the extracted answer {ctx.extracted!r}")
     hits = [line for line in ctx.raw_lines if found(line)]
@@ -245,6 +254,26 @@ def _apposition(ctx: Context, text: str) -> Apposition:
     if verdict == "unclear" and tokens(items[1])[0] not in _ARTICLES:
         return "no"  # two bare words («Μαρία, Μαρίνα») are a list, not a role and a name
     return verdict
+
+
+_GENITIVE_DESCRIPTION_RE = re.compile(
+    r"(?:(?:ο|η|το|the) )?[^\W\d_]+ (?:του|τησ|των|of) (?:(?:κ|κυρ[^\W\d_]*|mrs?|ms) )?"
+    r"[^\W\d_]+"
+)
+
+
+def genitive_description(ctx: Context, text: str) -> bool:
+    """Whether `text` is the key beside a description in the genitive («Η μαμά της
+    Ιλέκτρας, η κυρία Τασούλα», "Ilektra's mother, Mrs Tasoula"): a decoy named there may
+    describe the key (its owner, a role) or be a second candidate; the rules cannot tell."""
+    items = [item for item in _APPOSITION_RE.split(text.strip(" .;!")) if tokens(item)]
+    if len(items) != 2:
+        return False
+    keyed = [_names_key(ctx, item) for item in items]
+    if keyed.count(True) != 1:
+        return False
+    other = items[keyed.index(False)]
+    return _GENITIVE_DESCRIPTION_RE.fullmatch(" ".join(tokens(other))) is not None
 
 
 def _names_key(ctx: Context, item: str) -> bool:
@@ -316,6 +345,11 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     if located is not None:
         return vetoed(f"{head!r} names the key only to locate the decoy {located!r}", "distractor")
     rival = rival_in_commitment(ctx, head)
+    if rival is not None and genitive_description(ctx, head):
+        return doubtful(
+            "several_candidates",
+            f"{head!r} names the key beside a description that names the decoy {rival!r}",
+        )
     if rival is not None:
         return vetoed(
             f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor"

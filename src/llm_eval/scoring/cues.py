@@ -236,6 +236,20 @@ _CONDITION_RE = re.compile(
 )
 
 
+_OTHERWISE_RE = re.compile(
+    r"(?<![^\W_])(?:"
+    + accent_tolerant(r"αλλιως|ειδαλλως|ειδ' αλλως|διαφορετικα|σε αντιθετη περιπτωση")
+    + r"|otherwise|or else)(?![^\W_])",
+    re.I,
+)
+"""The second branch of a conditional («Αν …, Χ· αλλιώς Υ», "if …, X, otherwise Y")."""
+
+
+def otherwise(text: str) -> re.Match[str] | None:
+    """The first «αλλιώς» ("otherwise") of `text`, which opens another outcome."""
+    return _OTHERWISE_RE.search(text)
+
+
 def conditions(text: str) -> list[re.Match[str]]:
     """The conditional words («αν», "if", "unless") of `text`."""
     return list(_CONDITION_RE.finditer(text))

@@ -70,6 +70,10 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"circa",
             r"close\s+to",
             r"in\s+the\s+region\s+of",
+            r"something\s+like",
+            r"on\s+the\s+order\s+of",
+            r"κατι\s+σαν",
+            r"της\s+ταξης\s+(?:του|των|τησ)",
             r"~",
         ),
     ),
@@ -114,6 +118,13 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"πιθανως",
             r"πιθανοτατα",
             r"πιθανοτερο",
+            r"κατα\s+πασα\s+πιθανοτητα",
+            r"ενδεχομενως",
+            r"ενδεχεται",
+            r"μπορει\s+να\s+ειναι",
+            r"in\s+all\s+(?:likelihood|probability)",
+            r"chances\s+are",
+            r"(?:might|may|could)\s+be(?!\s+wrong)",
         ),
         reach="clause",
     ),
@@ -132,6 +143,39 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
             r"μου\s+φαινεται",
             r"υποθετω",
             r"θαρρω",
+            r"λογικα",
+            r"κανονικα",
+            r"θεωρητικα",
+            r"normally",
+            r"in\s+theory",
+            r"in\s+principle",
+        ),
+        reach="clause",
+    ),
+    "time_bound": HedgeClass(
+        "unsure",
+        "a date or time given as a bound: «μετά τις 19/11», 'before 18:00'; it may be the "
+        "answer the question wants («από πότε …;») or a bound beside it",
+        (
+            r"μετα\s+(?:απο\s+)?(?:τις|την|τη|το)(?=\s*\d{1,2}[:/.]\d)",
+            r"πριν\s+(?:απο\s+)?(?:τις|την|τη|το)(?=\s*\d{1,2}[:/.]\d)",
+            r"(?:after|before|not\s+before|no\s+later\s+than)(?=\s*\d{1,2}[:/.]\d)",
+        ),
+        reach="clause",
+    ),
+    "bound": HedgeClass(
+        "incorrect",
+        "a bound where the key is one value: «τουλάχιστον 310», 'at most 12', 'more than 40'",
+        (
+            r"τουλαχιστον",
+            r"τουλαχιστο",
+            r"το\s+πολυ",
+            r"at\s+least",
+            r"at\s+most",
+            r"no\s+(?:more|less|fewer)\s+than",
+            r"(?:more|less|fewer)\s+than(?=\s*[$€£]?\s*\d)",
+            r"(?:πανω|κατω)\s+απο(?=\s*[$€£]?\s*\d)",
+            r"(?:λιγοτερ|περισσοτερ)\w*\s+απο(?=\s*[$€£]?\s*\d)",
         ),
         reach="clause",
     ),
@@ -174,10 +218,16 @@ def _class_re(name: str) -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _approximation_re() -> re.Pattern[str]:
     markers = "|".join(map(_word, HEDGE_MARKERS["approximation"].markers))
-    after = accent_tolerant(r"περιπου|or so|approximately|give or take|η καπου εκει")
+    after = accent_tolerant(
+        r"περιπου|or so|approximately|approx\.?|roughly|give or take|more or less"
+        r"|or thereabouts|η καπου εκει"
+        r"|πανω κατω|λιγο πολυ"
+    )
     return re.compile(
         rf"(?:{markers})\s*(?:(?:at|to|the|τα|τις|τους|το|στα|στις|στους|στο)\s+)?(?P<a>{_NUMBER}[\d.,:/]*)"
-        rf"|(?P<b>\d[\d.,:/]*)\s*(?:[^\W\d_]{{1,12}}\.?\s+|[€$£%]\s*)?(?:{after})(?![^\W_])",
+        # «310 (περίπου)», "310, more or less": the marker in a clause of its own.
+        rf"|(?P<b>\d[\d.,:/]*)\s*(?:[^\W\d_]{{1,12}}\.?\s+|[€$£%]\s*)?"
+        rf"(?:(?:{after})(?![^\W_])|,\s*(?:{after})\W*(?:,|$))",
         re.I,
     )
 
@@ -186,7 +236,12 @@ _HINT_STEMS = (
     "περιπ", "γυρω", "καπου", "σχεδ", "προσεγγ", "σιγουρ", "βεβαι", "τυχη", "τυφλ", "μαντ",
     "εικασ", "μπορεσ", "καταφερ", "λαθο", "μαλλ", "ισω", "πιθαν", "νομιζ", "πιστευ",
     "φαινετ", "υποθετ", "θαρρ", "approx", "about", "around", "rough", "near", "almost",
-    "circa", "close", "region", "guess", "wrong", "sure", "certain", "unable", "couldn",
+    "circa", "close", "region", "something like", "order of", "κατι σαν", "ταξησ", "πανω κατω",
+    "λιγο πολυ", "more or less", "thereabouts", "τουλαχιστ", "το πολυ", "at least", "at most",
+    "than", "πανω απο", "κατω απο", "λιγοτερ", "περισσοτερ", "λογικα", "κανονικα", "θεωρητικα",
+    "normally", "theory", "principle", "μετα", "πριν", "after", "before", "later",
+    "guess", "wrong", "sure",
+    "certain", "unable", "couldn",
     "could not", "probab", "maybe", "perhaps", "possib", "likely", "presum", "think",
     "believe", "say", "suppose", "suspect", "opinion",
 )  # fmt: skip
@@ -240,7 +295,7 @@ def hedge_doubt(ctx: Context) -> Outcome | None:
         return vetoed(f"{scope.strip()!r} gives a tolerance, not one value", "hedged")
     if _approximates_key(ctx, scope) and not _wants_approximation(ctx):
         return vetoed(f"{scope.strip()!r} approximates the key's value", "hedged")
-    for name in ("guess", "probability", "belief"):
+    for name in ("guess", "probability", "bound", "time_bound", "belief"):
         marker = _class_re(name)
         where = scope if HEDGE_MARKERS[name].reach == "line" else answer_clauses(ctx, marker)
         found = marker.search(where)

@@ -41,17 +41,20 @@ answer is `truncated` (`score_key(..., truncated=True)`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from llm_eval.registry import Registry
 from llm_eval.scoring.candidates import candidate_list_rule
+from llm_eval.scoring.commitment import states_result
 from llm_eval.scoring.context import Context, Rule
 from llm_eval.scoring.cues import correction_tail, unsettled_correction, weak_correction_tail
 from llm_eval.scoring.extraction import (
     EXPLICIT_RULES,
     extract_answer,
 )
+from llm_eval.scoring.form_demands import form_doubt
 from llm_eval.scoring.hedges import hedge_doubt
 from llm_eval.scoring.language_rules import (
     alternatives_rule,
@@ -87,6 +90,7 @@ from llm_eval.scoring.verdict_rules import (
     form_demand_rule,
     name_form_rule,
     ordinal_rule,
+    question_doubt,
     range_rule,
     several_answers_rule,
     stem_coverage_rule,
@@ -236,9 +240,7 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
         extraction.context.split("\n", 1)[0], broken_no=broken_no
     )
     if tail is not None:
-        corrected = score_variants(chain, tail, key)
-        note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
-        return corrected.model_copy(update={"method": "self_correction", "detail": note})
+        return _corrected(chain, tail, key)
     if unsettled_correction(extraction.text, extraction.answer):
         return ScoreResult.unsure(
             "self_correction", method="self_correction", extracted=extraction.answer,
@@ -269,6 +271,30 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     return vetoed if vetoed is not None and result.method == "no_match" else result
 
 
+_CLAUSE_END_RE = re.compile(r"[·;]\s*")
+
+
+def _corrected(chain: RuleChain, tail: str, key: AnswerKey) -> ScoreResult:
+    """The verdict on what follows a correction cue. A tail of clauses whose last one ends on
+    a value after a copula («όχι, η 13 Μαρτίου είναι Παρασκευή· η Τετάρτη είναι 18/03»)
+    commits to that last value: credited when it is the key; when the first clause holds
+    the key and the last states another value, the rules cannot tell reason from answer."""
+    corrected = score_variants(chain, tail, key)
+    note = f"after the correction cue the reply commits to {tail!r}: {corrected.detail}"
+    last = _CLAUSE_END_RE.split(tail.strip(" .…"))[-1]
+    if last != tail.strip(" .…") and states_result(last):
+        closing = score_variants(chain, last, key)
+        if closing.verdict != corrected.verdict and closing.verdict != "unsure":
+            if closing.correct:
+                note = f"after the correction cue the reply's last clause states {last!r}"
+                return closing.model_copy(update={"method": "self_correction", "detail": note})
+            return ScoreResult.unsure(
+                "self_correction", method="self_correction", extracted=tail,
+                detail=f"after the correction cue {tail!r} ends on another value: {last!r}",
+            )  # fmt: skip
+    return corrected.model_copy(update={"method": "self_correction", "detail": note})
+
+
 def _yes_no_key(key: AnswerKey) -> bool:
     """Whether the key is one yes/no word («ναι», "no")."""
     words = key.answer.split()
@@ -278,7 +304,13 @@ def _yes_no_key(key: AnswerKey) -> bool:
 def _unless_doubted(ctx: Context, result: ScoreResult) -> ScoreResult:
     """A credited verdict, unless a hedge marker qualifies the committed answer
     (`hedges.py`) or a condition offers another answer beside it."""
-    for method, doubt in (("hedge", hedge_doubt(ctx)), ("conditional", condition_doubt(ctx))):
+    doubts = (
+        ("hedge", hedge_doubt(ctx)),
+        ("conditional", condition_doubt(ctx)),
+        ("form_demand", form_doubt(ctx)),
+        ("question", question_doubt(ctx)),
+    )
+    for method, doubt in doubts:
         if doubt is None:
             continue
         if doubt.status == "unsure":
@@ -360,6 +392,11 @@ def score_key(
     """
     scorer = _scorer(kind)
     if truncated:
+        finished = _before_cut_note(response)
+        if finished is not None:
+            result = scorer(finished, key)
+            note = f"the cut fell in a closing note; the reply before it: {result.detail}"
+            return result.model_copy(update={"detail": note})
         extraction = extract_answer(response)
         if extraction.rule not in EXPLICIT_RULES:
             return ScoreResult(
@@ -370,6 +407,22 @@ def score_key(
                 detail="the reply was cut off before it committed to an answer",
             )
     return scorer(response, key)
+
+
+_NOTE_RE = re.compile(
+    r"^\W*(?:σημειωση|σημ\.|παρατηρηση|υγ|υ\.γ\.|note|n\.b\.|p\.s\.|ps|remark)\b", re.I
+)
+
+
+def _before_cut_note(response: str) -> str | None:
+    """The reply before its last paragraph, when the cut fell in that paragraph and it is a
+    note («Σημείωση: …», "Note: …") after a finished answer line: the answer came before the
+    cut, so it is judged as a finished reply."""
+    body, gap, last = response.rstrip().rpartition("\n\n")
+    if not gap or not body.strip() or _NOTE_RE.match(fold(last.strip())) is None:
+        return None
+    closing = body.rstrip()
+    return closing if closing[-1:] in ".!)»*" or closing[-1:].isdigit() else None
 
 
 def _span_note(ctx: Context) -> str:

@@ -34,6 +34,7 @@ UNSURE_REASONS: dict[str, str] = {
     "expression": "the answer is an expression the rules cannot evaluate",
     "paraphrase": "an open answer (a meaning, a description) in words the key does not use",
     "several_candidates": "the key beside a word that may describe it or name another one",
+    "form_demand": "the task demands a form («ΗΗ/ΜΜ», «χωρίς άρθρο») the answer may not meet",
     "hedge": "the key under a mild belief marker ('I think', «νομίζω»): see `HEDGE_MARKERS`",
 }
 """Every reason an unsure verdict may give, with what it means (shown by `--explain`)."""

@@ -19,7 +19,7 @@ from llm_eval.scoring.context import (
     search,
     vetoed,
 )
-from llm_eval.scoring.cues import conditions, several_answers, states_range
+from llm_eval.scoring.cues import conditions, otherwise, several_answers, states_range
 from llm_eval.scoring.forms import answer_ordinal, form_of, name_token, ordinals_in
 from llm_eval.scoring.matchers import (
     NEGATORS,
@@ -205,9 +205,16 @@ def undecided_rule(ctx: Context) -> Outcome:
 
 def condition_doubt(ctx: Context) -> Outcome | None:
     """For a credited reply: a condition offering another answer («αλλά αν …, Πάτρα») makes
-    it unsure; one answer per condition («Αν …, Πάτρα· αν …, Βόλο») makes it wrong."""
+    it unsure; one answer per condition («Αν …, Πάτρα· αν …, Βόλο», «Αν …, Πάτρα· αλλιώς
+    Βόλο», "if …, X, otherwise Y") makes it wrong."""
     where = ctx.extraction.context or ctx.span
     found = conditions(where)
+    branch = otherwise(where)
+    if branch is not None and (found or _other_candidate(ctx, where[branch.end() :])):
+        # «Αν …, από το περίπτερο· αλλιώς από τον Λευτέρη»: an outcome for each branch.
+        return vetoed(
+            f"{where.strip()!r} gives one answer per branch of a condition", "conditional"
+        )
     if not found:
         return None
     after = where[found[0].start() :]
@@ -223,6 +230,32 @@ def condition_doubt(ctx: Context) -> Outcome | None:
     return doubtful("conditional", f"{where.strip()!r} offers {other!r} under a condition")
 
 
+_ASKED_RE = re.compile(r"\s*(?:\?+|;(?=\s*(?:$|\n|[^\W\d_])))")
+"""A question mark right after the committed answer: "?" or the Greek «;», unless «;» is
+followed by a digit or a bracket (a list separator)."""
+
+
+def question_doubt(ctx: Context) -> Outcome | None:
+    """For a credited reply: the committed answer asked, not stated («Λευτέρης;»,
+    "Kate?"). Another candidate asked after it («Λευτέρης; Φώτης;») makes it wrong; alone
+    it is unsure (class `hedge`)."""
+    text = ctx.extraction.text
+    head = ctx.head.strip()
+    at = text.find(head) if head else -1
+    if at < 0:
+        return None
+    rest = text[at + len(head) :]
+    asked = _ASKED_RE.match(rest)
+    greek = has_greek(head) or has_greek(ctx.key.question or "")
+    if asked is None or (asked.group(0).strip() == ";" and not greek):
+        return None
+    after = rest[asked.end() :].split("\n", 1)[0]
+    other = _other_candidate(ctx, after)
+    if other is not None:
+        return vetoed(f"{head!r} and {other!r} are both asked, neither stated", "hedged")
+    return doubtful("hedge", f"the reply asks {head!r} rather than stating it")
+
+
 def _other_candidate(ctx: Context, text: str) -> str | None:
     """A decoy or a number other than the key that `text` offers."""
     rival = rival_of(ctx, text)
@@ -231,12 +264,29 @@ def _other_candidate(ctx: Context, text: str) -> str | None:
     for distractor in ctx.key.distractors:
         if set(tokens(distractor)) & set(tokens(text)):
             return distractor
+    # Without decoys, another name the question writes with a capital ("unless Ben is
+    # shorter", for Carl) is the other candidate; a sentence's first word is no name.
+    key_words = {word for answer in ctx.key.answers for word in tokens(answer)}
+    asked = _task_names(ctx.key.question or "") - key_words
+    named = asked & _task_names(text)
+    if named:
+        return sorted(named)[0]
     expected = answer_number(ctx.answer)
     if expected is not None:
         others = [v for v in numbers_in(text, has_greek(text)) if v != expected]
         if others:
             return _show(others[0])
     return None
+
+
+def _task_names(text: str) -> frozenset[str]:
+    """The folded words `text` writes with a capital other than at a sentence start."""
+    return frozenset(
+        token
+        for found in re.finditer(r"(?<![.!?;·:«\"\n]\s)(?<!^)\b[^\W\d_]+", text)
+        if found.group(0)[0].isupper() and found.start() > 0
+        for token in tokens(found.group(0))
+    )
 
 
 def _show(value: Fraction) -> str:
