@@ -35,14 +35,15 @@ from llm_eval.scoring import AnswerKey, ScoreResult, score_key
 
 CASES = Path(__file__).resolve().parents[1] / "scoring"
 BLIND_SETS = {
-    name: CASES / f"{name}.jsonl" for name in ("blind_round5", "blind_round6", "blind_round7")
+    name: CASES / f"{name}.jsonl"
+    for name in ("blind_round5", "blind_round6", "blind_round7", "blind_round8")
 }
 LABELS = ("correct", "incorrect", "ambiguous")
 
 
 @dataclass(frozen=True)
 class Goals:
-    """The agreement a scorer must reach on a held-back set (issue 31, "Done when")."""
+    """The agreement a scorer must reach on a held-back set."""
 
     sure_agreement: float = 0.99
     wrong_credited: float = 0.005

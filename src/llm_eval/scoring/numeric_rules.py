@@ -52,6 +52,33 @@ def read_values(text: str, greek: bool, *, first: bool = False) -> Reading | Non
 
 
 _MIXED_NUMBER_RE = re.compile(r"\d\s*\\[dt]?frac")
+_OPERATOR_RE = re.compile(r"\d\s*(?:[-+*/×·^]|\\times|\\cdot|\\div)\s*\d")
+_TIMES_RE = re.compile(r"\\times|\\cdot|[×·]")
+
+
+def repeats_the_question(answer: str, question: str | None) -> bool:
+    """Whether an answer that is an arithmetic expression ("14 \\times 12") is the question's
+    own expression written back: right in value, but the task's sum is not worked out."""
+    if question is None or _OPERATOR_RE.search(answer) is None:
+        return False
+    return _expression_text(answer) in _expression_text(question)
+
+
+def _expression_text(text: str) -> str:
+    """Text with each operator written one way (signs, LaTeX or words: "14 multiplied by
+    12", «14 επί 12»), lower case, and no spaces, `$` or braces."""
+    plain = _TIMES_RE.sub("*", text.replace("\\left", "").replace("\\right", "")).lower()
+    for words, sign in _OPERATOR_WORDS:
+        plain = re.sub(rf"(?<=\d)\s+(?:{words})\s+(?=\d)", sign, plain)
+    return re.sub(r"[\s${}]", "", plain.replace("\\div", "/"))
+
+
+_OPERATOR_WORDS = (
+    ("multiplied by|times|επί", "*"),
+    ("divided by|διά", "/"),
+    ("plus|συν", "+"),
+    ("minus|μείον|πλην", "-"),
+)
 
 
 def numeric_boxed_rule(ctx: Context) -> Outcome:
@@ -62,6 +89,9 @@ def numeric_boxed_rule(ctx: Context) -> Outcome:
     if ctx.extraction.rule != "boxed":
         return passed("a later answer marker overrides the \\boxed{} answer")
     # Boxes listing alternatives were vetoed earlier, by `boxed_alternatives`.
+    if repeats_the_question(boxed, ctx.key.question):
+        # Graders split here: the value is right, but the task's own sum is written back.
+        return doubtful("expression", f"\\boxed{{{boxed}}} repeats the question's expression")
     given = read_values(boxed, has_greek(ctx.extraction.text))
     if given is not None and agrees(expected, given):
         return matched(f"\\boxed{{{boxed}}} is {_show(expected)}")
