@@ -1,16 +1,18 @@
 """The scorer measured against the held-back sets, overall and by class of reply.
 
 Each set (`tests/scoring/blind_round5.jsonl`: 467 replies, `blind_round6.jsonl`: 322,
-`blind_round7.jsonl`: 380) holds
-replies written the way models answer (working then an answer, headings and bold, boxes,
-self-corrections, hedges, other languages, inflected names, appositives, decoys inside
-descriptions, ordinals, LaTeX expressions, ranges, truncations, paraphrases, gaming), each
+`blind_round7.jsonl`: 380, `blind_round8.jsonl`: 360) holds replies written the way models
+answer (working then an answer, headings and bold, boxes, self-corrections, hedges, other
+languages, inflected names, appositives, decoys inside descriptions, ordinals, LaTeX
+expressions, ranges, truncations, paraphrases, gaming), each
 labelled `correct`, `incorrect` or `ambiguous` by a careful grader who saw the task, the key
 and the reply but never the scorer's rules, and read a second time blind to the first
 reasons.
 
     uv run python -m tests.support.blind_sets          # every set: figures, classes, misses
-    uv run python -m tests.support.blind_sets blind_round6
+    uv run python -m tests.support.blind_sets blind_round5   # one set
+
+`tests/scoring/test_blind_sets.py` checks every set is well formed and asserts its goals.
 
 Figures (a sure verdict is `correct` or `incorrect`; ambiguous labels count only in the
 unsure share and the row total):
