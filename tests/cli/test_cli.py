@@ -60,10 +60,13 @@ def test_mock_run_of_the_whole_suite_then_score_and_report(tmp_path: Path) -> No
         per_model[row["model"]] = per_model.get(row["model"], 0) + 1
     assert per_model == {"mock-varied": 521, "mock-flaky": 521}
     assert {row["status"] for row in rows} <= {"correct", "incorrect", "unsure", "error"}
-    # Unsure rows are the flaky model's second thoughts («X, ή μάλλον Y»), nothing else.
+    # Unsure rows are the flaky model's second thoughts («X, ή μάλλον Y») or its Greeklish
+    # answers where the task demands a form (the rules cannot check the form in Latin script).
     unsure = [row for row in rows if row["status"] == "unsure"]
     assert unsure and all(
-        row["model"] == "mock-flaky" and ", ή μάλλον " in row["response"] for row in unsure
+        row["model"] == "mock-flaky"
+        and (", ή μάλλον " in row["response"] or row["score"]["unsure_reason"] == "form_demand")
+        for row in unsure
     ), [(row["model"], row["response"]) for row in unsure]
     tool_rows = [r for r in rows if r["benchmark"] == "sample_tools"]
     assert all(r["tool_calls"] and r["tool_calls"][0]["name"] == "python_exec" for r in tool_rows)
