@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from llm_eval.schemas import TraceRow
-from llm_eval.scoring.reviews import KeyedRecord, read_records, review_key
+from llm_eval.scoring.reviews import KeyedRecord, decided, read_records, review_key
 
 JUDGE_FILE = Path("reviews") / "judge.jsonl"
 """Where the judge's verdicts are kept, relative to the config root."""
@@ -113,15 +113,11 @@ def apply_judgements(
 def _judged(row: TraceRow, judgement: Judgement | None) -> TraceRow:
     if judgement is None or judgement.verdict == "unsure" or not needs_judge(row):
         return row
-    assert row.score is not None  # needs_judge
-    score = row.score.model_copy(
-        update={
-            "verdict": judgement.verdict,
-            "correct": judgement.verdict == "correct",
-            "source": "judge",
-            "decided_by": judgement.judge,
-            "decided_at": judgement.timestamp,
-            "decision_note": judgement.reply,
-        }
+    return decided(
+        row,
+        judgement.verdict,
+        "judge",
+        by=judgement.judge,
+        at=judgement.timestamp,
+        note=judgement.reply,
     )
-    return row.model_copy(update={"score": score, "status": judgement.verdict})

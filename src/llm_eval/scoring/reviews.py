@@ -160,14 +160,31 @@ def apply_reviews(rows: Sequence[TraceRow], reviews: dict[ReviewKey, Review]) ->
 def _reviewed(row: TraceRow, review: Review | None) -> TraceRow:
     if review is None or row.score is None or row.status == "error":
         return row
+    return decided(
+        row, review.verdict, "human", by=review.reviewer, at=review.timestamp, note=review.note
+    )
+
+
+def decided(
+    row: TraceRow,
+    verdict: Literal["correct", "incorrect"],
+    source: Literal["human", "judge"],
+    *,
+    by: str,
+    at: str,
+    note: str | None,
+) -> TraceRow:
+    """`row` with a verdict someone other than the rules decided; the rule's method and
+    unsure class stay on the row for the record."""
+    assert row.score is not None  # only scored rows are decided
     score = row.score.model_copy(
         update={
-            "verdict": review.verdict,
-            "correct": review.verdict == "correct",
-            "source": "human",
-            "decided_by": review.reviewer,
-            "decided_at": review.timestamp,
-            "decision_note": review.note,
+            "verdict": verdict,
+            "correct": verdict == "correct",
+            "source": source,
+            "decided_by": by,
+            "decided_at": at,
+            "decision_note": note,
         }
     )
-    return row.model_copy(update={"score": score, "status": review.verdict})
+    return row.model_copy(update={"score": score, "status": verdict})
