@@ -102,7 +102,9 @@ Scorer = Callable[[str, AnswerKey], ScoreResult]
 
 # --- Chains and registry ------------------------------------------------------------------
 
-LANGUAGE_RULES: tuple[Rule, ...] = (
+# Vetoes of the reply as a whole (nothing said, several answers, a range, a list, a broken
+# format), first in every chain: no later rule may credit such a reply.
+REPLY_VETOES: tuple[Rule, ...] = (
     Rule("empty_response", empty_response_rule),
     Rule("several_answers", several_answers_rule),
     Rule("candidate_list", candidate_list_rule),
@@ -111,6 +113,9 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("boxed_alternatives", closing_boxes_rule),
     Rule("alternatives", alternatives_rule),
     Rule("answer_format", answer_format_rule),
+)
+LANGUAGE_RULES: tuple[Rule, ...] = (
+    *REPLY_VETOES,
     Rule("form_demand", form_demand_rule),
     Rule("echo", echo_rule),
     Rule("exact", exact_rule),
@@ -129,14 +134,7 @@ LANGUAGE_RULES: tuple[Rule, ...] = (
     Rule("undecided", undecided_rule),
 )
 EXACT_RULES: tuple[Rule, ...] = (
-    Rule("empty_response", empty_response_rule),
-    Rule("several_answers", several_answers_rule),
-    Rule("candidate_list", candidate_list_rule),
-    Rule("range", range_rule),
-    Rule("compound_duration", compound_duration_rule),
-    Rule("boxed_alternatives", closing_boxes_rule),
-    Rule("alternatives", alternatives_rule),
-    Rule("answer_format", answer_format_rule),
+    *REPLY_VETOES,
     Rule("form_demand", form_demand_rule),
     Rule("exact", exact_rule),
     Rule("regex", regex_rule),
@@ -148,14 +146,7 @@ EXACT_RULES: tuple[Rule, ...] = (
     Rule("undecided", undecided_rule),
 )
 NUMERIC_RULES: tuple[Rule, ...] = (
-    Rule("empty_response", empty_response_rule),
-    Rule("several_answers", several_answers_rule),
-    Rule("candidate_list", candidate_list_rule),
-    Rule("range", range_rule),
-    Rule("compound_duration", compound_duration_rule),
-    Rule("boxed_alternatives", closing_boxes_rule),
-    Rule("alternatives", alternatives_rule),
-    Rule("answer_format", answer_format_rule),
+    *REPLY_VETOES,
     Rule("exact", exact_rule),
     # With a box in the response the box is the answer: the regex may not rescue it from
     # the raw text.
