@@ -7,24 +7,15 @@ every question and counts the requests it receives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from llm_eval.runner.trace_io import read_rows
-from tests.runner.test_stop_and_rerun import run_cli, stub_model_entry
-from tests.support.openai_stub import StubServer, start_stub
+from tests.runner.test_stop_and_rerun import run_cli, stub_root  # noqa: F401, F811 (a fixture)
+from tests.support.openai_stub import StubServer
 
 pytestmark = pytest.mark.slow  # CLI subprocesses against a stub server
-
-
-@pytest.fixture()
-def stub_root(config_copy: Path) -> Iterator[tuple[Path, StubServer]]:
-    with start_stub() as stub:
-        models = config_copy / "configs" / "models.yaml"
-        models.write_text(models.read_text(encoding="utf-8") + stub_model_entry(stub))
-        yield config_copy, stub
 
 
 def set_answer(root: Path, task_id: str, answer: str) -> str:
@@ -38,7 +29,8 @@ def set_answer(root: Path, task_id: str, answer: str) -> str:
 
 
 def test_a_row_made_under_another_key_is_rescored_not_rerun_and_said_so(
-    stub_root: tuple[Path, StubServer], tmp_path: Path
+    stub_root: tuple[Path, StubServer],  # noqa: F811 (the imported fixture)
+    tmp_path: Path,
 ) -> None:
     root, stub = stub_root
     trace = tmp_path / "t.jsonl"

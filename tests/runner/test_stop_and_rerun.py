@@ -12,11 +12,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from llm_eval.runner.run_record import read_record
 from llm_eval.runner.trace_io import read_rows
+from tests.support.catalog import add_models
 from tests.support.cli import llm_eval
 from tests.support.openai_stub import Body, StubServer, default_answer, start_stub
 
@@ -25,25 +27,19 @@ SECRET = "sk-stub-secret-stop-0123456789"
 pytestmark = pytest.mark.slow  # CLI subprocesses against a stub server
 
 
-def stub_model_entry(stub: StubServer) -> str:
+def priced_stub_model(stub: StubServer) -> dict[str, Any]:
     """A priced `stub` model (a real LiteLLM route) pointing at the stub server."""
-    return f"""
-  stub:
-    provider: litellm
-    model: openai/stub-model
-    api_base: {stub.base_url}
-    api_key_env: STUB_API_KEY
-    label: Local stub
-    input_cost_per_mtok: 1000
-    output_cost_per_mtok: 1000
-"""
+    return {
+        "provider": "litellm", "model": "openai/stub-model", "api_base": stub.base_url,
+        "api_key_env": "STUB_API_KEY", "label": "Local stub",
+        "input_cost_per_mtok": 1000, "output_cost_per_mtok": 1000,
+    }  # fmt: skip
 
 
 @pytest.fixture()
 def stub_root(config_copy: Path) -> Iterator[tuple[Path, StubServer]]:
     with start_stub() as stub:
-        models = config_copy / "configs" / "models.yaml"
-        models.write_text(models.read_text(encoding="utf-8") + stub_model_entry(stub))
+        add_models(config_copy, {"stub": priced_stub_model(stub)})
         yield config_copy, stub
 
 
