@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from llm_eval.runner.trace_io import read_rows
-from tests.runner.test_stop_and_rerun import run_cli, stub_root  # noqa: F401, F811 (a fixture)
+from tests.runner.test_stop_and_rerun import run_cli, stub_root  # noqa: F401 (a fixture)
 from tests.support.openai_stub import StubServer
 
 pytestmark = pytest.mark.slow  # CLI subprocesses against a stub server
