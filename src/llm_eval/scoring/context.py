@@ -53,6 +53,9 @@ class Context:
         self.answer_regex = key.answer_regex
         self.rivals: dict[str, str | None] = {}
         """`_rival`'s findings, by the text searched."""
+        self.credited_head: str | None = None
+        """The committed text the key was found in, once `committed` credits it: the checks
+        that follow (the form a task demands) judge that text, not the span's first words."""
 
     @cached_property
     def extraction(self) -> Extraction:
@@ -330,6 +333,7 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
         conclusion = ""  # the first line is the answer; the conclusion only agrees with it
     if conclusion and found(conclusion):
         head = conclusion
+        ctx.credited_head = conclusion
     elif conclusion and (rival := rival_of(ctx, conclusion)) is not None:
         return vetoed(f"the conclusion {conclusion!r} offers the decoy {rival!r}", "distractor")
     elif not found(head):
@@ -350,6 +354,12 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
             "several_candidates",
             f"{head!r} names the key beside a description that names the decoy {rival!r}",
         )
+    if rival is not None and prose_naming_both(ctx, head):
+        return doubtful(
+            "several_candidates",
+            f"the sentence {head!r} names the key and the decoy {rival!r}; the rules cannot"
+            " tell which it commits to",
+        )
     if rival is not None:
         return vetoed(
             f"the committed answer {head!r} also offers the decoy {rival!r}", "distractor"
@@ -358,6 +368,26 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     if other is not None:
         return vetoed(f"an aside of {ctx.span!r} offers {other!r} as another answer", "hedged")
     return matched(f"{what} in the committed answer {head!r}")
+
+
+_PROSE_WORDS = 3
+"""Words besides the candidates that make a committed answer a sentence, not a list."""
+
+
+def prose_naming_both(ctx: Context, head: str) -> bool:
+    """Class `several_candidates`: a committed sentence that names the key and a decoy with
+    no hedge cue between them («Η Δήμητρα παίρνει το ψυγειάκι και το γκαζάκι το φέρνει ο
+    Άκης»). Who does what is in its grammar, which the rules do not parse; a bare list of
+    candidates («Άκης, Δήμητρα») is no sentence and stays a hedge."""
+    if has_hedge_cue(head):
+        return False
+    candidates = {
+        word
+        for answer in (*ctx.key.answers, *ctx.key.distractors)
+        for word in content_tokens(answer)
+    }
+    others = [word for word in content_tokens(head) if word not in candidates]
+    return len(others) >= _PROSE_WORDS
 
 
 def aside_candidate(ctx: Context, span: str, head: str) -> str | None:

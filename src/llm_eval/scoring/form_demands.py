@@ -88,26 +88,27 @@ def form_doubt(ctx: Context) -> Outcome | None:
     format_demand, exclusion = _FORMAT_RE.search(ask), _EXCLUSION_RE.search(ask)
     if format_demand is None and exclusion is None:
         return None
-    words = tokens(ctx.head)
+    judged = ctx.credited_head or ctx.head
+    words = tokens(judged)
     no_article = _NO_ARTICLE_RE.search(ask) is not None
-    head = _listed(ctx.head)
+    head = _listed(judged)
     if words and words[0] in _ARTICLES and not no_article:
         # «Ο Θοδωρής» for a name in the nominative: the article is no part of the form.
         head = head.split(" ", 1)[-1]
     if head in {_listed(answer) for answer in ctx.key.answers}:
         return None
-    if exclusion is None and _written_out(ctx.head, ctx.key.answers):
+    if exclusion is None and _written_out(judged, ctx.key.answers):
         return None  # «Τρίτη 18/03» writes the demanded form whole
     listed_digits = all(any(c.isdigit() for c in answer) for answer in ctx.key.answers)
     if _DIGITS_RE.search(ask) and listed_digits:
         is_date = answer_date(ctx.answer) is not None
         if is_date and any(month_value(word) is not None for word in words):
-            return vetoed(f"the task demands digits; {ctx.head!r} names the month", "wrong_format")
-        if not any(c.isdigit() for c in ctx.head):
-            return vetoed(f"the task demands digits; {ctx.head!r} has none", "wrong_format")
+            return vetoed(f"the task demands digits; {judged!r} names the month", "wrong_format")
+        if not any(c.isdigit() for c in judged):
+            return vetoed(f"the task demands digits; {judged!r} has none", "wrong_format")
     if no_article and words and words[0] in _ARTICLES:
-        return vetoed(f"the task demands no article; {ctx.head!r} starts with one", "wrong_format")
+        return vetoed(f"the task demands no article; {judged!r} starts with one", "wrong_format")
     demand = (exclusion or format_demand).group(0)  # type: ignore[union-attr]
     return doubtful(
-        "form_demand", f"the task demands a form ({demand!r}); {ctx.head!r} is not a listed form"
+        "form_demand", f"the task demands a form ({demand!r}); {judged!r} is not a listed form"
     )
