@@ -479,12 +479,14 @@ class EvaluationRunner:
     @staticmethod
     def _latency(simulated: bool, calls: list[CallRecord], started: float) -> float:
         """Wall time of the task less its waits for a connection slot (the harness's queue,
-        not the model's time); for a simulated model, its simulated call latencies, so that
-        a rerun of the offline pipeline writes byte-identical metrics, reports and charts."""
+        not the model's time), plus the original latency of each reply replayed from the
+        cache; for a simulated model, its simulated call latencies, so that a rerun of the
+        offline pipeline writes byte-identical metrics, reports and charts."""
         if simulated:
             return round(sum(record.latency_s for record in calls), 6)
         waited = sum(record.queue_s for record in calls)
-        return round(max(time.perf_counter() - started - waited, 0.0), 6)
+        replayed = sum(record.latency_s for record in calls if record.cached)
+        return round(max(time.perf_counter() - started - waited, 0.0) + replayed, 6)
 
     def _row_settings(self, row: TraceRow) -> dict[str, Any]:
         if row.model not in self.config.models or row.benchmark not in self.config.benchmarks:
@@ -534,6 +536,7 @@ class EvaluationRunner:
             usage=usage,
             latency_s=self._latency(self.simulated[item.model], calls, started),
             attempts=sum(record.attempts for record in calls),
+            from_cache=any(record.cached for record in calls),
             status=status,  # type: ignore[arg-type]
             settings=self._settings_of(item.model, item.benchmark),
             question_digest=question_digest(item.task),
