@@ -92,6 +92,11 @@ def test_a_cost_cap_with_64_in_flight_holds_and_keeps_every_paid_reply(
     line = stop_line(made.stderr)
     assert f"spent ${record.cost_usd:.4f}" in line and "--max-cost $0.01" in line
     assert record.stop is not None and f"spent ${record.cost_usd:.4f}" in record.stop.detail
+    report = tmp_path / "report.md"
+    made = run_cli(root, "report", "--results", str(out), "--output", str(report), "--no-charts")
+    assert made.returncode == 0, made.stderr
+    bottom = report.read_text(encoding="utf-8").split("## Bottom line")[1].split("\n## ")[0]
+    assert f"spent ${record.cost_usd:.4f}" in bottom and "INCOMPLETE" in bottom
 
 
 def test_a_token_cap_states_the_tokens_really_used(
