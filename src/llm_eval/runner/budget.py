@@ -83,16 +83,19 @@ class Budget:
         if self.over_tokens(spend) > 0:
             over.append(f"{self.over_tokens(spend):,} tokens")
         if over:
-            calls = spend.calls_in_flight_at_cap
             text += (
-                f", {' and '.join(over)} over the cap: {calls} call{'s' * (calls != 1)} in "
-                "flight when sending stopped, every reply kept"
+                f", {' and '.join(over)} over the cap: {_calls(spend.calls_in_flight_at_cap)} "
+                "in flight when sending stopped, every reply kept"
             )
         if spend.unknown_cost_calls:
-            text += f"; {spend.unknown_cost_calls} calls of unknown cost"
+            text += f"; {_calls(spend.unknown_cost_calls)} of unknown cost"
         if spend.calls_cancelled:
-            text += f"; {spend.calls_cancelled} calls cancelled in flight, not counted"
+            text += f"; {_calls(spend.calls_cancelled)} cancelled in flight, not counted"
         return text
+
+
+def _calls(count: int) -> str:
+    return f"{count:,} call{'s' * (count != 1)}"
 
 
 @dataclass
