@@ -473,6 +473,11 @@ class TraceRow(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_s: float | None = Field(None, description="Wall time of the whole task.")
     attempts: int = Field(0, description="Attempts over all calls of the task.")
+    from_cache: bool = Field(
+        False,
+        description="A reply was replayed from the response cache: its latency and cost are "
+        "the original call's, not paid again.",
+    )
     status: RowStatus
     error: ErrorInfo | None = None
     score: ScoreResult | None = None

@@ -114,6 +114,9 @@ def test_sigterm_stops_cleanly_and_the_printed_resume_completes(
     assert record is not None and record.status == "stopped"
     assert record.stop is not None and record.stop.detail == "SIGTERM"
     assert record.planned == {"stub": {"sample_logic": 6, "sample_math": 8}}
+    # The calls cut off in flight were sent and may be charged: the record counts them.
+    assert stub.total_requests <= done + record.calls_cancelled
+    assert record.calls_cancelled >= 1
 
     # The report counts what is missing from the plan, including the benchmark the run
     # never reached, and its bottom line says the run is incomplete and why.

@@ -76,7 +76,9 @@ class StubConfig:
     `gzip_bomb` answers with `bomb_bytes` of zeros gzip-compressed (about a thousandth of that
     on the wire, `Content-Encoding: gzip`); `huge_body` streams `bomb_bytes` of a JSON reply's
     content as fast as the client reads; `echo_in_reply` puts the received Authorization header
-    into every string field of a reply besides its content.
+    into every string field of a reply besides its content. `usage_fn`, given the request
+    body, returns the `usage` object the reply sends instead of the stub's own (None: the
+    reply has no `usage`), as providers that misreport their usage do.
     """
 
     latency_s: float = 0.0
@@ -95,6 +97,7 @@ class StubConfig:
     models: tuple[str, ...] = ("stub-model",)
     bomb_bytes: int = 1 << 30
     echo_in_reply: bool = False
+    usage_fn: Callable[[Body], Body | None] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.fault_kinds) - FAULT_KINDS
@@ -369,6 +372,8 @@ class StubServer:
         if fault is not None:
             return await self._fault(request, config, body, fault)
         completion = _completion(config, body)
+        if config.usage_fn is not None:
+            _replace_usage(completion, config.usage_fn(body))
         if config.echo_in_reply:
             _echo_into(completion, request.headers.get("Authorization", ""))
         return self._respond(200, completion)
@@ -473,6 +478,12 @@ class StubServer:
         if request.transport is not None:
             request.transport.abort()
         raise asyncio.CancelledError  # the connection is gone; nothing to send
+
+
+def _replace_usage(completion: Body, usage: Body | None) -> None:
+    completion.pop("usage", None)
+    if usage is not None:
+        completion["usage"] = usage
 
 
 @functools.cache

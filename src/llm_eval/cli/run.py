@@ -17,6 +17,7 @@ from llm_eval.errors import ConfigError, UsageError
 from llm_eval.schemas import ModelConfig, RunnerConfig
 
 if TYPE_CHECKING:
+    from llm_eval.runner.budget import Budget
     from llm_eval.runner.runner import EvaluationRunner, Rerun, RunSummary
 
 _OPTION_OF = {
@@ -249,13 +250,16 @@ def execute_run(options: RunOptions) -> int:
     finally:
         progress.stop()
         signal.signal(signal.SIGTERM, previous)
-    write_run_record(options, summary, output, keep_plan=options.resume or rerun is not None)
+    write_run_record(options, summary, output, keep_plan=options.resume or rerun is not None,
+                     caps=runner.budget)  # fmt: skip
     if summary.pending:
         if tracked and output.is_file():  # the rows so far, in a run that ends KILLED
             track_stage("run", config_root=config.root, rows_paths=[output], status="KILLED",
                         new_rows=made_now)  # fmt: skip
         return _print_stop(summary, options, output)
     code = _print_summary(summary, config.runner.fail_on_error)
+    if summary.stop is not None:  # a cap reached by the last calls: every row was written
+        print(f"every planned row done, but {summary.stop.detail}")
     if tracked:
         track_stage("run", config_root=config.root, rows_paths=[summary.output], new_rows=made_now)
     return code
@@ -277,20 +281,23 @@ async def run_until_stopped(runner: EvaluationRunner) -> RunSummary:
 
 
 def write_run_record(
-    options: RunOptions, summary: RunSummary, output: Path, keep_plan: bool
-) -> None:
+    options: RunOptions, summary: RunSummary, output: Path, keep_plan: bool,
+    caps: Budget | None = None,
+) -> None:  # fmt: skip
     """Write `<output>.run.json`: the plan, the spend, and why and when a stopped run stopped.
 
-    A resume or a rerun into an existing file keeps the earlier record's plan: the file still
-    owes every row planned before.
+    A resume or a rerun into an existing file keeps the earlier record's plan (the file still
+    owes every row planned before) and adds this run's spend to the earlier runs'.
     """
     from datetime import UTC, datetime
 
     from llm_eval.runner.run_record import (
         RunRecord,
         StopInfo,
+        cap_info,
         merged_plan,
         read_record,
+        with_earlier_spend,
         write_record,
     )
 
@@ -306,9 +313,13 @@ def write_run_record(
         planned=planned,
         cost_usd=round(summary.spend.cost_usd, 6),
         total_tokens=summary.spend.total_tokens,
+        unknown_cost_calls=summary.spend.unknown_cost_calls,
+        unknown_token_calls=summary.spend.unknown_token_calls,
+        calls_cancelled=summary.spend.calls_cancelled,
+        caps=cap_info(caps, summary.spend) if caps is not None and caps.capped else None,
         resume_command=resume_command(options, output, summary) if stop else None,
     )
-    write_record(output, record)
+    write_record(output, with_earlier_spend(record, earlier))
 
 
 def resume_command(options: RunOptions, output: Path, summary: RunSummary) -> str:

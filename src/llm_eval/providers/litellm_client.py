@@ -17,6 +17,8 @@ from llm_eval.providers.failures import (
 from llm_eval.providers.pricing import configured_cost
 from llm_eval.providers.reasoning import reasoning_params
 from llm_eval.providers.registry import register_provider
+from llm_eval.providers.usage_counts import cost as known_cost
+from llm_eval.providers.usage_counts import token_count, total_tokens
 from llm_eval.redaction import redact
 from llm_eval.schemas import ModelConfig, Usage
 
@@ -113,12 +115,17 @@ class LiteLLMProvider(Provider):
         usage = getattr(raw, "usage", None)
         if usage is None:
             return Usage()
+        # Counts a provider misreports (negative, absurd) are unknown, never subtracted.
         details = getattr(usage, "completion_tokens_details", None)
+        prompt = token_count(getattr(usage, "prompt_tokens", None))
+        completion = token_count(getattr(usage, "completion_tokens", None))
         result = Usage(
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            reasoning_tokens=getattr(details, "reasoning_tokens", None) if details else None,
-            total_tokens=getattr(usage, "total_tokens", None),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            reasoning_tokens=token_count(getattr(details, "reasoning_tokens", None))
+            if details
+            else None,
+            total_tokens=total_tokens(getattr(usage, "total_tokens", None), prompt, completion),
         )
         result.cost_usd = configured_cost(self.model, result)
         if result.cost_usd is not None:
@@ -133,7 +140,7 @@ class LiteLLMProvider(Provider):
         # again would double the client's CPU cost per call. Unknown models carry None.
         hidden = getattr(raw, "_hidden_params", None) or {}
         cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-        return float(cost) if cost else None
+        return known_cost(cost) if cost else None
 
 
 def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:

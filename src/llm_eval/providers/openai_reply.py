@@ -12,6 +12,7 @@ from typing import Any
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatResponse, ToolCall
 from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.usage_counts import token_count, total_tokens
 from llm_eval.schemas import ModelConfig, Usage
 
 
@@ -68,26 +69,25 @@ def usage_of(raw: Any, model: ModelConfig) -> Usage:
     """Token counts (reasoning tokens included) and the cost from the configured prices.
 
     The direct route has no price table (that is LiteLLM's): a model without configured prices
-    has an unknown cost, never a guessed one.
+    has an unknown cost, never a guessed one. A count that is negative, missing or past any
+    context window is unknown; a missing total is the sum of its parts when both are known.
     """
     if not isinstance(raw, dict):
         return Usage()
     details = raw.get("completion_tokens_details")
+    prompt = token_count(raw.get("prompt_tokens"))
+    completion = token_count(raw.get("completion_tokens"))
     usage = Usage(
-        prompt_tokens=_count(raw.get("prompt_tokens")),
-        completion_tokens=_count(raw.get("completion_tokens")),
-        reasoning_tokens=_count(details.get("reasoning_tokens"))
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        reasoning_tokens=token_count(details.get("reasoning_tokens"))
         if isinstance(details, dict)
         else None,
-        total_tokens=_count(raw.get("total_tokens")),
+        total_tokens=total_tokens(raw.get("total_tokens"), prompt, completion),
     )
     usage.cost_usd = configured_cost(model, usage)
     usage.cost_source = "configured" if usage.cost_usd is not None else None
     return usage
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text(value: Any) -> str | None:

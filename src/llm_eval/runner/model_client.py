@@ -70,7 +70,10 @@ class ModelClient:
             hit = self.cache.get(request)
             if hit is not None:
                 self.counters.cache_hits += 1
-                calls.append(CallRecord(latency_s=0.0, attempts=0, cached=True, usage=hit.usage))
+                # The original call's latency and cost travel with its reply: a replay took
+                # no time, but the model did, and reports measure the model.
+                calls.append(CallRecord(latency_s=round(hit.latency_s, 6), attempts=0,
+                                        cached=True, usage=hit.usage))  # fmt: skip
                 return hit
         log = AttemptLog()
         started_at, started_clock = _now(), time.perf_counter()

@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from llm_eval.errors import UsageError
+from llm_eval.runner.budget import Budget
+from llm_eval.runner.stopping import Spend
 
 RECORD_SUFFIX = ".run.json"
 
@@ -26,6 +28,23 @@ class StopInfo(BaseModel):
     at: str = Field(description="UTC time of the stop (ISO 8601).")
 
 
+class CapInfo(BaseModel):
+    """The spending caps of the last run into the file, and what that run spent."""
+
+    max_cost_usd: float | None = None
+    max_total_tokens: int | None = None
+    cost_usd: float = Field(description="What this run's model calls cost (known costs).")
+    total_tokens: int = Field(description="Tokens this run's model calls used (known).")
+    over_cost_usd: float = Field(0.0, description="Spent past --max-cost.")
+    over_tokens: int = Field(0, description="Used past --max-total-tokens.")
+    calls_in_flight_at_cap: int = Field(
+        0,
+        description="Calls in flight when sending stopped at a cap: all that can be spent "
+        "past it; their replies are kept.",
+    )
+    calls_cancelled: int = Field(0, description="This run's calls cut off in flight.")
+
+
 class RunRecord(BaseModel):
     """One run of `llm-eval run` into a results file."""
 
@@ -34,8 +53,16 @@ class RunRecord(BaseModel):
     planned: dict[str, dict[str, int]] = Field(
         description="Rows the results file should hold, per model and benchmark."
     )
-    cost_usd: float = Field(0.0, description="What this run's model calls cost (known costs).")
-    total_tokens: int = Field(0, description="Tokens this run's model calls used.")
+    cost_usd: float = Field(
+        0.0, description="What the model calls of every run into the file cost (known costs)."
+    )
+    total_tokens: int = Field(0, description="Tokens the model calls of every run used (known).")
+    unknown_cost_calls: int = Field(0, description="Paid calls whose cost is unknown.")
+    unknown_token_calls: int = Field(0, description="Paid calls whose token count is unknown.")
+    calls_cancelled: int = Field(
+        0, description="Calls cut off in flight: perhaps charged, not in `cost_usd`."
+    )
+    caps: CapInfo | None = Field(None, description="The last run's caps and how they held.")
     resume_command: str | None = Field(None, description="How to complete a stopped run.")
 
 
@@ -76,6 +103,35 @@ def merged_plan(
             previous = merged.setdefault(model, {}).get(benchmark, 0)
             merged[model][benchmark] = max(previous, rows)
     return merged
+
+
+def cap_info(budget: Budget, spend: Spend) -> CapInfo:
+    """What one run spent against its caps."""
+    return CapInfo(
+        max_cost_usd=budget.max_cost_usd,
+        max_total_tokens=budget.max_total_tokens,
+        cost_usd=round(spend.cost_usd, 6),
+        total_tokens=spend.total_tokens,
+        over_cost_usd=round(budget.over_cost(spend), 6),
+        over_tokens=budget.over_tokens(spend),
+        calls_in_flight_at_cap=spend.calls_in_flight_at_cap,
+        calls_cancelled=spend.calls_cancelled,
+    )
+
+
+def with_earlier_spend(record: RunRecord, earlier: RunRecord | None) -> RunRecord:
+    """`record` (one run's spend) plus what the earlier runs into the same file spent."""
+    if earlier is None:
+        return record
+    return record.model_copy(
+        update={
+            "cost_usd": round(earlier.cost_usd + record.cost_usd, 6),
+            "total_tokens": earlier.total_tokens + record.total_tokens,
+            "unknown_cost_calls": earlier.unknown_cost_calls + record.unknown_cost_calls,
+            "unknown_token_calls": earlier.unknown_token_calls + record.unknown_token_calls,
+            "calls_cancelled": earlier.calls_cancelled + record.calls_cancelled,
+        }
+    )
 
 
 def copy_record(source_results: Path, target_results: Path) -> None:

@@ -20,6 +20,7 @@ from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHin
 from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
 from llm_eval.redaction import redact, redact_data, redact_settings
+from llm_eval.runner.budget import Budget, SpendGate
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import ModelClient
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -33,7 +34,7 @@ from llm_eval.runner.row_clock import (
     simulated_clock,
     with_attempts,
 )
-from llm_eval.runner.stopping import Budget, RunStopped, StopReason
+from llm_eval.runner.stopping import RunStopped, StopReason
 from llm_eval.runner.trace_io import (
     AsyncTraceWriter,
     exclusive_writer,
@@ -129,6 +130,7 @@ class EvaluationRunner:
         # Whether a model is simulated is the provider's own flag: a simulated provider reads
         # the expected answer, and its rows and reports must say so.
         self.simulated = {name: client.provider.simulated for name, client in self.clients.items()}
+        self.gate = SpendGate(self.budget, self.summary.spend, self._stop_at_budget)
         self._global = asyncio.Semaphore(runner.global_limit)
         self._per_model = {
             name: asyncio.Semaphore(min(runner.per_model_limit, client.limiter.ceiling))
@@ -229,6 +231,9 @@ class EvaluationRunner:
         finally:
             gc.unfreeze()
             await self._close_providers()
+        stop = self.summary.stop
+        if stop is not None and stop.kind == "budget":  # the real spend, not the cap's
+            self.summary.stop = StopReason.budget(self.gate.stated(stop.detail))
         self.summary.pending = [item for item in items if item.key in self._unfinished]
         if all(self.simulated.values()):
             self._write_in_plan_order()
@@ -289,14 +294,15 @@ class EvaluationRunner:
                 raise task.exception()  # type: ignore[misc]
 
     def request_stop(self, reason: StopReason) -> None:
-        """Stop the run: start nothing new, cancel the tasks in flight, keep written rows.
-
-        The calling task (the one whose call reached a budget) is not cancelled: its call is
-        paid for, so it may still write its row if it needs no further call.
+        """Stop the run: start nothing new and keep written rows; a signal also cancels the
+        tasks in flight (their calls are counted as cancelled), a budget stop lets their
+        calls return and write their rows, since they are paid for.
         """
-        if self.summary.stop is not None:
+        if self.summary.stop is None:
+            self.summary.stop = reason
+        self.gate.halt()
+        if reason.kind == "budget":
             return
-        self.summary.stop = reason
         current = asyncio.current_task()
         for task in self._tasks:
             if task is not current:
@@ -410,18 +416,23 @@ class EvaluationRunner:
         retried = lambda _error: self.progress.retried(item.model)  # noqa: E731
         if self.summary.stop is not None:
             raise RunStopped
-        response = await client.call(request, calls, retried, attempts)
-        if not calls[-1].cached:
-            self._charge(item.model, calls[-1].usage)
+        reservation = await self.gate.reserve(request, simulated=self.simulated[item.model])
+        try:
+            response = await client.call(request, calls, retried, attempts)
+        except asyncio.CancelledError:
+            self.gate.cancelled(reservation)
+            raise
+        except BaseException:
+            self.gate.release(reservation)
+            raise
+        if calls[-1].cached:
+            self.gate.release(reservation)
+        else:
+            self.gate.settle(reservation, calls[-1].usage)
         return response
 
-    def _charge(self, model: str, usage: Usage) -> None:
-        """Count one paid call against the budget; stop the run when a cap is reached."""
-        why = self.budget.charge(
-            self.summary.spend, usage, simulated=self.simulated[model], model=model
-        )
-        if why is not None:
-            self.request_stop(StopReason.budget(why))
+    def _stop_at_budget(self, why: str) -> None:
+        self.request_stop(StopReason.budget(why))
 
     async def _ramp_up(self) -> None:
         """Stagger the first wave of tasks instead of firing them in one burst.
@@ -479,12 +490,14 @@ class EvaluationRunner:
     @staticmethod
     def _latency(simulated: bool, calls: list[CallRecord], started: float) -> float:
         """Wall time of the task less its waits for a connection slot (the harness's queue,
-        not the model's time); for a simulated model, its simulated call latencies, so that
-        a rerun of the offline pipeline writes byte-identical metrics, reports and charts."""
+        not the model's time), plus the original latency of each reply replayed from the
+        cache; for a simulated model, its simulated call latencies, so that a rerun of the
+        offline pipeline writes byte-identical metrics, reports and charts."""
         if simulated:
             return round(sum(record.latency_s for record in calls), 6)
         waited = sum(record.queue_s for record in calls)
-        return round(max(time.perf_counter() - started - waited, 0.0), 6)
+        replayed = sum(record.latency_s for record in calls if record.cached)
+        return round(max(time.perf_counter() - started - waited, 0.0) + replayed, 6)
 
     def _row_settings(self, row: TraceRow) -> dict[str, Any]:
         if row.model not in self.config.models or row.benchmark not in self.config.benchmarks:
@@ -534,6 +547,7 @@ class EvaluationRunner:
             usage=usage,
             latency_s=self._latency(self.simulated[item.model], calls, started),
             attempts=sum(record.attempts for record in calls),
+            from_cache=any(record.cached for record in calls),
             status=status,  # type: ignore[arg-type]
             settings=self._settings_of(item.model, item.benchmark),
             question_digest=question_digest(item.task),

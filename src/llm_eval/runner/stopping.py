@@ -9,8 +9,6 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from llm_eval.schemas import Usage
-
 BUDGET_EXIT_CODE = 4
 """Exit code of a run stopped by `--max-cost` or `--max-total-tokens`."""
 
@@ -38,38 +36,18 @@ class Spend:
     """What this run's model calls used (answers replayed from the cache cost nothing)."""
 
     cost_usd: float = 0.0
+    """Known costs of the calls that returned."""
     total_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Caps on one run's spend; None means no cap."""
-
-    max_cost_usd: float | None = None
-    max_total_tokens: int | None = None
-
-    def charge(self, spend: Spend, usage: Usage, *, simulated: bool, model: str) -> str | None:
-        """Add one call's usage to `spend`; return why the run must stop, or None.
-
-        A real model's call of unknown cost stops a cost-capped run: its spend could not be
-        capped. Simulated models cost nothing.
-        """
-        spend.total_tokens += usage.total_tokens or 0
-        if usage.cost_usd is not None:
-            spend.cost_usd += usage.cost_usd
-        elif self.max_cost_usd is not None and not simulated:
-            return (
-                f"--max-cost: the cost of model {model!r} is unknown (give it "
-                "input_cost_per_mtok / output_cost_per_mtok), so the spend cannot be capped"
-            )
-        if self.max_cost_usd is not None and spend.cost_usd >= self.max_cost_usd:
-            return f"cost ${spend.cost_usd:.4f} reached --max-cost ${self.max_cost_usd:g}"
-        if self.max_total_tokens is not None and spend.total_tokens >= self.max_total_tokens:
-            return (
-                f"{spend.total_tokens:,} tokens reached --max-total-tokens "
-                f"{self.max_total_tokens:,}"
-            )
-        return None
+    """Known token counts of the calls that returned."""
+    unknown_cost_calls: int = 0
+    """Calls that returned with no cost (no price, or usage the provider misreported)."""
+    unknown_token_calls: int = 0
+    """Calls that returned with no total token count."""
+    calls_cancelled: int = 0
+    """Calls cut off in flight (a signal, a task timeout): perhaps charged, never counted."""
+    calls_in_flight_at_cap: int = 0
+    """Calls in flight once the last call was sent, when a cap was reached: the most that
+    can have been spent past the cap."""
 
 
 class RunStopped(Exception):
