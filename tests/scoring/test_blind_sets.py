@@ -1,4 +1,4 @@
-"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round8.jsonl`) are well formed,
+"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round9.jsonl`) are well formed,
 and the scorer reaches each set's goals on it.
 
 A set measures the answer scorer honestly only if every line is complete and its copy of the
@@ -56,6 +56,7 @@ COMPOSITION = {
     ),
     "blind_round7": Composition(min_rows=1, min_gaming=10),
     "blind_round8": Composition(min_rows=250, min_tasks=80),
+    "blind_round9": Composition(min_rows=300, min_tasks=80),
 }
 
 
@@ -77,7 +78,7 @@ FIGURES = {
     # credited), then used to develop the rules. Its goals once allowed one wrong reply
     # credited (`\boxed{14 \times 12}` for 168, labelled wrong as an unevaluated expression);
     # the adjudicated label now holds and none is credited, so the plain goals apply.
-    "blind_round6": Floors(right_refused=0.01, unsure_share=0.06),
+    "blind_round6": Floors(right_refused=0.01, unsure_share=0.065),
     # Measured once blind (0.965 sure agreement, 4.5% wrong credited, 2.5% right refused,
     # 1.3% unsure, one gaming reply credited), then used to develop the rules.
     "blind_round7": Floors(sure_agreement=0.995, right_refused=0.005, unsure_share=0.03),
@@ -85,6 +86,12 @@ FIGURES = {
     # it; a fresh reader then settled each sure disagreement (3 labels changed, kept in
     # `blind_round8_adjudicated.jsonl`). These are the figures of that measurement.
     "blind_round8": Floors(right_refused=0.015, unsure_share=0.02),
+    # Measured blind once, labelled before any rule saw it: 0.974 sure agreement, 1 wrong reply
+    # credited of 150 (0.7%), 3.9% right refused, 2.5% unsure, no gaming credited; a fresh
+    # reader upheld all 9 sure disagreements (`blind_round9_adjudicated.jsonl`). Then used to
+    # develop the rules (a decoy declined in a conclusion, courtesy sentences, a correction
+    # after a question mark, a cut in an explanation, a bold-labelled first line).
+    "blind_round9": Floors(right_refused=0.005, unsure_share=0.035),
 }
 
 

@@ -1,10 +1,10 @@
 """The scorer measured against the held-back sets, overall and by class of reply.
 
 Each set (`tests/scoring/blind_round5.jsonl`: 467 replies, `blind_round6.jsonl`: 322,
-`blind_round7.jsonl`: 380, `blind_round8.jsonl`: 360) holds replies written the way models
-answer (working then an answer, headings and bold, boxes, self-corrections, hedges, other
-languages, inflected names, appositives, decoys inside descriptions, ordinals, LaTeX
-expressions, ranges, truncations, paraphrases, gaming), each
+`blind_round7.jsonl`: 380, `blind_round8.jsonl`: 360, `blind_round9.jsonl`: 360) holds
+replies written the way models answer (working then an answer, headings and bold, boxes,
+self-corrections, hedges, other languages, inflected names, appositives, decoys inside
+descriptions, ordinals, LaTeX expressions, ranges, truncations, paraphrases, gaming), each
 labelled `correct`, `incorrect` or `ambiguous` by a careful grader who saw the task, the key
 and the reply but never the scorer's rules, and read a second time blind to the first
 reasons.
@@ -38,7 +38,7 @@ from llm_eval.scoring import AnswerKey, ScoreResult, score_key
 CASES = Path(__file__).resolve().parents[1] / "scoring"
 BLIND_SETS = {
     name: CASES / f"{name}.jsonl"
-    for name in ("blind_round5", "blind_round6", "blind_round7", "blind_round8")
+    for name in ("blind_round5", "blind_round6", "blind_round7", "blind_round8", "blind_round9")
 }
 LABELS = ("correct", "incorrect", "ambiguous")
 

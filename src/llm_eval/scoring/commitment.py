@@ -88,7 +88,7 @@ _PREAMBLE = frozenset(
     {"ασ", "let", "lets", "sure", "okay", "ok", "βεβαιωσ", "φυσικα", "ενταξει", "well", "so",
      "first", "step", "βημα", "here", "εδω", "αναλυση", "analysis",
      "solution", "λυση", "σκεψη", "thinking", "given", "we", "to", "γεια", "hi", "hello",
-     "καλη", "καλησπερα", "note", "σημειωση", "συμφωνα", "according", "based"}
+     "καλη", "καλησπερα", "καλημερα", "hey", "note", "σημειωση", "συμφωνα", "according", "based"}
 )  # fmt: skip
 _SHORT_ANSWER_TOKENS = 4
 _HAS_WORD_RE = re.compile(r"[^\W_]")

@@ -20,7 +20,9 @@ from llm_eval.scoring.commitment import (
 from llm_eval.scoring.extraction import (
     Extraction,
     extract_answer,
+    is_courtesy,
 )
+from llm_eval.scoring.forms import form_of, name_token
 from llm_eval.scoring.locative import before_location, locates_decoy
 from llm_eval.scoring.matchers import (
     STOPWORDS,
@@ -73,6 +75,9 @@ class Context:
         if not self.searches_raw:
             return self.extracted
         sentences = [s for s in split_sentences(self.extracted) if tokens(s)]
+        # A closing pleasantry («Αν θέλεις, μπορώ να σου γράψω…») follows the answer.
+        while len(sentences) > 1 and is_courtesy(sentences[-1]):
+            sentences.pop()
         return sentences[-1] if sentences else self.extracted
 
     @cached_property
@@ -334,7 +339,7 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     if conclusion and found(conclusion):
         head = conclusion
         ctx.credited_head = conclusion
-    elif conclusion and (rival := rival_of(ctx, conclusion)) is not None:
+    elif conclusion and (rival := rival_of(ctx, conclusion) or decoy_form_in(ctx, conclusion)):
         return vetoed(f"the conclusion {conclusion!r} offers the decoy {rival!r}", "distractor")
     elif not found(head):
         gloss = gloss_after_head(ctx.span, head)
@@ -425,6 +430,17 @@ def rival_of(ctx: Context, text: str) -> str | None:
             text, ctx.key.answers, ctx.key.distractors, transliterate=ctx.transliterates
         )
     return ctx.rivals[text]
+
+
+def decoy_form_in(ctx: Context, text: str) -> str | None:
+    """A one-word name decoy that `text` names in another case («πάνε Σχινιά» for the decoy
+    «Σχινιάς»): the decoy list holds the nominative, a reply declines it."""
+    words = tokens(text)
+    for distractor in ctx.key.distractors:
+        name = name_token(distractor)
+        if name is not None and any(form_of(word, frozenset({name})) for word in words):
+            return distractor
+    return None
 
 
 def rival_in_commitment(ctx: Context, text: str) -> str | None:

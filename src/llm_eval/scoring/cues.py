@@ -60,12 +60,13 @@ def _last_line(text: str) -> str:
 
 
 _BROKEN_NO_RE = re.compile(
-    r"(?:[—–]|\s-\s|\.\.\.|…)\s*(?:" + accent_tolerant("οχι") + r"|no|nope)\s*[,!]", re.I
+    r"(?:[—–]|\s-\s|\.\.\.|…|[;?.;]\s)\s*(?:" + accent_tolerant("οχι") + r"|no|nope)\s*[,!]",
+    re.I,
 )
 """A «όχι,» or "no," after a dash or an ellipsis («Ο Μίλτος — όχι, ο Κοσμάς», "46... no,
-48"): the reply breaks off its answer to take it back. After a comma alone it is not a cue
-(«Ο Κοσμάς, όχι ο Μίλτος» rejects the decoy), nor for a yes/no key, whose «όχι» is the
-answer itself."""
+48", «14/05; Όχι, …»): the reply breaks off or questions its answer to take it back. After a
+comma alone it is not a cue («Ο Κοσμάς, όχι ο Μίλτος» rejects the decoy), nor for a yes/no
+key, whose «όχι» is the answer itself."""
 _NEGATED_TAIL_RE = re.compile(
     r"^\W*(?:" + accent_tolerant("δεν|δε|μην|ουτε") + r"|not|isn'?t|it'?s not|it is not)\b",
     re.I,

@@ -66,6 +66,9 @@ _COURTESY_PHRASES = (
     r"καλ(?:ο|η) (?:ταξιδι|επιτυχια|διασκεδαση|ορεξη|διαβασμα)",
     r"\b(?:good luck|enjoy (?:your|the))\b",
     r"\bπε[σς] μου\b",
+    r"^\W*περαστικ",  # a get-well wish closing a reply about an illness
+    r"\bμπορω να (?:σου|σα[σς]) (?:γραψω|ετοιμασω|στειλω|φτιαξω)\b",
+    r"\b(?:i can|i could) (?:also )?(?:write|draft|prepare)\b",
 )
 _COURTESY_RE = re.compile("|".join(map(accent_tolerant, _COURTESY_PHRASES)), re.I)
 _WRAPPERS = (
@@ -306,6 +309,12 @@ def is_check_line(line: str) -> bool:
     return _CHECK_RE.match(line.strip()) is not None
 
 
+def is_courtesy(sentence: str) -> bool:
+    """Whether a sentence is a pleasantry around the answer ("Hope this helps!", «Αν θέλεις,
+    μπορώ να σου γράψω…», «Περαστικά!»), never the answer itself."""
+    return _COURTESY_RE.search(sentence) is not None
+
+
 def without_courtesy_tail(text: str) -> str:
     """`text` up to the closing pleasantry and the checks of its last lines."""
     lines = text.rstrip().splitlines()
@@ -346,6 +355,10 @@ def extract_answer(response: str) -> Extraction:
     if bold is not None:
         context = _context(text, bold[1])
         return Extraction(clean_answer(bold[0]), "bold", text, context=context)
+    labelled = _labelled_lead(text)
+    if labelled is not None:
+        answer = clean_answer(labelled)
+        return Extraction(answer, "first_line", text, context=_context(text, text.find(labelled)))
     line = _last_line(text)
     asks = _ends_with_question(line)
     if asks or more_words_than(line, _ANSWER_LINE_TOKENS):
@@ -355,6 +368,23 @@ def extract_answer(response: str) -> Extraction:
             return Extraction(answer, "first_line", text, context=_context(text, text.find(first)))
     context = _context(text, text.rfind(line))
     return Extraction(clean_answer(line), "last_line", text, question=asks, context=context)
+
+
+_LABELLED_LEAD_RE = re.compile(r"^\s*(?:\*\*|__)([^*_\n:]{1,40}):(?:\*\*|__)\s*(\S[^\n]*)$")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def _labelled_lead(text: str) -> str | None:
+    """The value of a bold-labelled first line that a bullet list then breaks down
+    («**Επιστροφή:** 84,10 €» over «- Αρχική χρέωση: 134,10 €»): the lines below are the
+    working, the first line the answer. None for any other shape."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    lead = _LABELLED_LEAD_RE.match(lines[0])
+    if lead is None or not all(_BULLET_RE.match(line) for line in lines[1:]):
+        return None
+    return lead.group(2).strip()
 
 
 def _context(text: str, offset: int) -> str:

@@ -63,6 +63,11 @@ def _listed(text: str) -> str:
     return " ".join(fold(text).split()).strip(_EDGES)
 
 
+def asks_for_digits(question: str | None) -> bool:
+    """Whether the question's own words demand digits («με ψηφία», «ΗΗ/ΜΜ», "in digits")."""
+    return _DIGITS_RE.search(instructions(question)) is not None
+
+
 def instructions(question: str | None) -> str:
     """The question's instructions on its answer (folded), after its passage."""
     if not question:

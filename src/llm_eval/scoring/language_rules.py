@@ -24,6 +24,7 @@ from llm_eval.scoring.cues import conditions
 from llm_eval.scoring.extraction import (
     boxed_spans,
 )
+from llm_eval.scoring.form_demands import asks_for_digits
 from llm_eval.scoring.matchers import (
     RegexTimeout,
     answer_content,
@@ -151,7 +152,9 @@ def containment_rule(ctx: Context, *, single_word_only: bool = False) -> Outcome
         return passed("containment applies to single-word answers only")
     return search(
         ctx,
-        lambda text: offers(ctx.answer_tokens, text, transliterate=False),
+        lambda text: offers(
+            ctx.answer_tokens, text, transliterate=False, negative_question=not ctx.negation
+        ),
         "the expected answer as whole words",
         near_answer(ctx, transliterate=False),
     )
@@ -204,6 +207,14 @@ def answer_format_rule(ctx: Context) -> Outcome:
     if key.answer_script == "greek" and has_latin(text) and not has_greek(text):
         return vetoed(f"the task demands Greek script; {text!r} is Latin", "wrong_script")
     if key.answer_format == "digits" and not any(c.isdigit() for c in text):
+        expected = expected_number(ctx)
+        said = read_values(text, has_greek(text), first=True)
+        if key.question and not asks_for_digits(key.question) and expected in (said or ()):
+            # The task file wants digits, but the model was never told: «Δέκα ευρώ» for 10.
+            return doubtful(
+                "form_demand",
+                f"{text!r} writes the key in words; the question never asks for digits",
+            )
         return vetoed(f"the task demands digits; {text!r} has none", "wrong_format")
     return passed("no format demand, or the final answer meets it")
 

@@ -457,9 +457,15 @@ def _names_any(text: str, answers: Sequence[str], transliterate: bool) -> bool:
     )
 
 
-def _rejected(words: Sequence[str], start: int) -> bool:
+VERB_NEGATIONS = frozenset({"δεν", "den", "not"})
+"""Rejecting words that negate a verb: in the reply to a negative question («Τι δεν
+επιτρέπεται;» → «Δεν επιτρέπεται το κινητό») they restate the question, rejecting nothing."""
+
+
+def _rejected(words: Sequence[str], start: int, *, negative_question: bool = False) -> bool:
     before = [w for w in words[max(0, start - 3) : start] if w not in _REJECTOR_FILLER]
-    return any(plain(w) in REJECTORS for w in before[-2:])
+    rejectors = REJECTORS - VERB_NEGATIONS if negative_question else REJECTORS
+    return any(plain(w) in rejectors for w in before[-2:])
 
 
 _REJECTOR_FILLER = frozenset({"για", "gia", "ο", "η", "την", "τη", "το", "τον", "τα", "the", "a"})
@@ -503,10 +509,12 @@ def offered_tokens(text: str) -> tuple[str, ...]:
     return tuple(word for index, word in enumerate(words) if not _rejected(words, index))
 
 
-def offers(needle: Sequence[str], text: str, *, transliterate: bool) -> bool:
+def offers(
+    needle: Sequence[str], text: str, *, transliterate: bool, negative_question: bool = False
+) -> bool:
     """`text` names `needle` as whole words at least once without rejecting it ("όχι 8")."""
     words = tokens(text)
     return any(
-        not _rejected(words, start)
+        not _rejected(words, start, negative_question=negative_question)
         for start in occurrences(needle, words, transliterate=transliterate)
     )

@@ -401,13 +401,16 @@ def score_key(
 
 
 _NOTE_RE = re.compile(
-    r"^\W*(?:σημειωση|σημ\.|παρατηρηση|υγ|υ\.γ\.|note|n\.b\.|p\.s\.|ps|remark)\b", re.I
+    r"^\W*(?:σημειωση|σημ\.|παρατηρηση|υγ|υ\.γ\.|note|n\.b\.|p\.s\.|ps|remark"
+    r"|αναλυτικα|εξηγηση|αιτιολογηση|explanation|reasoning|details)\b",
+    re.I,
 )
 
 
 def _before_cut_note(response: str) -> str | None:
     """The reply before its last paragraph, when the cut fell in that paragraph and it is a
-    note («Σημείωση: …», "Note: …") after a finished answer line: the answer came before the
+    note or an explanation («Σημείωση: …», «Αναλυτικά: …», "Note: …") after a finished answer
+    line: the answer came before the
     cut, so it is judged as a finished reply."""
     body, gap, last = response.rstrip().rpartition("\n\n")
     if not gap or not body.strip() or _NOTE_RE.match(fold(last.strip())) is None:

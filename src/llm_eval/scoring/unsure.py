@@ -104,10 +104,36 @@ def other_language(ctx: Context) -> bool:
     return key in ("greek", "latin") and head not in (key, "none", "latin+greek")
 
 
+_CONTRAST_RE = re.compile(
+    r"(?<![^\W_])(?:αλλά|αλλα|όμως|ομως|ωστόσο|ωστοσο|but|however)(?![^\W_])", re.I
+)
+
+
+_CONDITION_RE = re.compile(r"(?<![^\W_])(?:αν|εάν|εαν|if|unless)(?![^\W_])", re.I)
+
+
+def _key_after_head(ctx: Context) -> bool:
+    """Whether the span goes on past its head, after a contrast, to name the key («Ο Φάνης
+    έχει το κλειδί, αλλά λείπει· θα το φέρει η Ντίνα»): the head may be a reason."""
+    rest = ctx.span[len(ctx.head) :] if ctx.span.startswith(ctx.head) else ""
+    if _CONTRAST_RE.search(rest) is None:
+        return False  # an aside «(το νερό θα είναι κανονικά)» or a range «19/05–20/05»
+    if _CONDITION_RE.search(rest) is not None:
+        return False  # «Πάτρα, αλλά αν εννοείς τις διακοπές, Βόλο»: a conditional hedge
+    return any(
+        offers(tokens(answer), rest, transliterate=ctx.transliterates) for answer in ctx.key.answers
+    )
+
+
 def undecided(ctx: Context) -> Outcome:
     """The verdict when no rule found the key: sure wrong, or unsure with its class."""
     head = ctx.head
     rival = _committed_decoy(ctx, head)
+    if rival is not None and _key_after_head(ctx):
+        return doubtful(
+            "several_candidates",
+            f"{head!r} names the decoy {rival!r}, and the rest of {ctx.span!r} names the key",
+        )
     if rival is not None:
         return vetoed(f"the committed answer {head!r} is the decoy {rival!r}", "decoy")
     if _NON_ANSWER_RE.search(head):
