@@ -21,7 +21,6 @@ from tests.config.test_greek_sets import ALL, passage
 
 CEILING = 0.33
 STILL_TWINS = {
-    frozenset({"gm_290", "gm_331"}),  # bulky-waste collection by sector
     frozenset({"gm_036", "gm_047"}),  # deductions from a tenant's deposit
     frozenset({"gm_209", "gm_350"}),  # a file name format changed by a second notice
     frozenset({"gm_006", "gm_025"}),  # a court date and its hall
