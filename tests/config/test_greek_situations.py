@@ -22,8 +22,6 @@ from tests.config.test_greek_sets import ALL, passage
 CEILING = 0.33
 STILL_TWINS = {
     frozenset({"gm_209", "gm_350"}),  # a file name format changed by a second notice
-    frozenset({"gm_006", "gm_025"}),  # a court date and its hall
-    frozenset({"gm_150", "lu_055"}),  # a delivery app's courier note
     frozenset({"gm_322", "lu_081"}),  # what to wear at Saturday's wedding
 }
 SWAP = re.compile(
