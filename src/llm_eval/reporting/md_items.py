@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from llm_eval.reporting import items as it
 from llm_eval.reporting import tables as tb
-from llm_eval.reporting.escape import html_text, md_code
+from llm_eval.reporting.escape import md_code
 from llm_eval.reporting.md_format import escape, fmt_pct, md_table
 
 if TYPE_CHECKING:
@@ -109,10 +109,10 @@ def _suspected_keys(items: list[it.Item]) -> str:
     for item in suspects:
         answer = md_code(item.shared_wrong_answer or "", 80)
         lines.append(
-            f"- {escape(item.benchmark)} {html_text(item.task_id)}: {answer} from "
+            f"- {escape(item.benchmark)} {escape(item.task_id)}: {answer} from "
             f"{item.shared_wrong_by} of {item.models} models"
             if item.models > 1
-            else f"- {escape(item.benchmark)} {html_text(item.task_id)}: {answer} in "
+            else f"- {escape(item.benchmark)} {escape(item.task_id)}: {answer} in "
             f"{item.shared_wrong_by} of {item.answers} epochs"
         )
     return "\n".join(lines)
