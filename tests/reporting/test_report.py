@@ -281,8 +281,9 @@ def test_item_analysis_by_difficulty_with_detectable_difference_and_flat_items()
     )
     assert "1 / 2" in hard
     assert "not resolvable here" in text and "Minimum detectable difference" in text
-    assert "every model answered right (they separate no model here, 2): lu_001, lu_004" in text
-    assert "every model answered wrong (they separate no model here, 1): lu_003" in text
+    assert "Saturated items, every answer right (2)</summary>\n\nlu_001, lu_004" in text
+    # both models extract the same wrong answer there: the key is suspected, not the models
+    assert "- language_understanding lu_003: `wrong` from 2 of 2 models" in text
 
 
 def test_headline_metrics_are_small_and_flat() -> None:
@@ -394,4 +395,4 @@ def test_the_greek_sets_are_resolved_together_and_shown_by_difficulty() -> None:
     assert together[1] == "4"
     difficulty = _section(text, "Greek reading by difficulty")
     assert "| greek_messages | hard | 1 / 1" in difficulty and "three blind readers" in difficulty
-    assert "lu_002" in resolve  # every model right: separates no model
+    assert "lu_002" in resolve  # every model right: saturated, separates no model

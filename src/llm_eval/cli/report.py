@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 PIPELINE_REPORT = Path("reports/report.md")
 PIPELINE_CHARTS = Path("docs/images")
+ITEM_TABLE = "items/item_analysis.json"
+"""Where the report stage's run keeps the per-item table in MLflow."""
 
 
 def default_destinations(
@@ -158,13 +160,18 @@ def _track_report(
 ) -> None:
     """Write the per-model summary metrics (if asked), then track the `report` stage."""
     from llm_eval.reporting.metrics import summary_metrics
-    from llm_eval.tracking import track_stage
+    from llm_eval.tracking import track_stage, tracking_enabled
 
     metrics = summary_metrics(rows)
     if summary is not None:
         dump_json(summary, metrics)
     artifacts = [report, *charts, *([summary] if summary is not None else [])]
     models = list(dict.fromkeys(row.model for row in rows))
-    track_stage(
-        "report", config_root=config_root, artifacts=artifacts, metrics=metrics, models=models
-    )
+    tables: dict[str, dict[str, list[object]]] = {}
+    if tracking_enabled(config_root):
+        from llm_eval.reporting.items import rows_item_table
+
+        items = rows_item_table(rows)
+        tables = {ITEM_TABLE: items} if items is not None else {}
+    track_stage("report", config_root=config_root, artifacts=artifacts, metrics=metrics,
+                models=models, tables=tables)  # fmt: skip

@@ -28,6 +28,7 @@ from llm_eval.reporting.md_format import (
     is_missing,
     md_table,
 )
+from llm_eval.reporting.md_items import resolution_section
 from llm_eval.reporting.md_ranking import (
     SharedTables,
     bottom_line_section,
@@ -117,7 +118,7 @@ def _body_sections(
         lambda: _epoch_section(frame),
         lambda: _category_section(frame),
         lambda: _difficulty_section(frame),
-        lambda: _item_analysis_section(frame),
+        lambda: resolution_section(frame),
     ]
     return [build() for build in builders]
 
@@ -418,35 +419,6 @@ def _difficulty_section(frame: pd.DataFrame) -> str:
         ["## Greek reading by difficulty", intro,
          md_table(["Benchmark", "Difficulty", *map(escape, models)], body)]
     )  # fmt: skip
-
-
-def _item_analysis_section(frame: pd.DataFrame) -> str:
-    """What differences the suite can resolve, and which language items separate no model."""
-    table = tb.detectable_differences(frame)
-    if table.empty or tb.ordered_models(frame).__len__() < 2:
-        return ""
-    body = [
-        [escape(r["benchmark"]), str(int(r["tasks"])), fmt_pct(r["mean"]),
-         "—" if r["mdd"] is None or r["mdd"] != r["mdd"] else f"{100 * float(r['mdd']):.1f} pp"]
-        for r in table.to_dict("records")
-    ]  # fmt: skip
-    text = [
-        "## What this suite can resolve",
-        "",
-        "For two models at a benchmark's mean accuracy, paired on its tasks, the smallest "
-        "difference a paired test finds at 80% power (5% two-sided); differences smaller than "
-        "this are not resolvable here, whatever the point estimates say.",
-        "",
-        md_table(["Benchmark", "Tasks", "Mean accuracy", "Minimum detectable difference"], body),
-    ]
-    items = tb.non_discriminating(frame)
-    for key, what in (("all_right", "every model answered right"),
-                      ("all_wrong", "every model answered wrong")):  # fmt: skip
-        if items[key]:
-            listed = ", ".join(map(escape, items[key]))
-            text += ["", f"Greek items {what} (they separate no model here, "
-                     f"{len(items[key])}): {listed}"]  # fmt: skip
-    return "\n".join(text)
 
 
 def _charts_section(chart_paths: Mapping[str, str]) -> str:

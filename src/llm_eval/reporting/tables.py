@@ -242,21 +242,6 @@ def difficulty_table(frame: pd.DataFrame) -> pd.DataFrame:
     return accuracy_table(subset, ["benchmark", "difficulty", "display"])
 
 
-def non_discriminating(frame: pd.DataFrame) -> dict[str, list[str]]:
-    """Greek tasks every model got right, and those every model got wrong (error rows left
-    out). With fewer than two models nothing can discriminate, so both lists are empty."""
-    subset = frame[frame["benchmark"].isin(GREEK_BENCHMARKS) & (frame["status"] != "error")]
-    if subset["display"].nunique() < 2:
-        return {"all_right": [], "all_wrong": []}
-    by_task = subset.groupby("task_id")["status"].agg(lambda s: set(s.tolist()))
-    models_per_task = subset.groupby("task_id")["display"].nunique()
-    every = models_per_task[models_per_task == subset["display"].nunique()].index
-    return {
-        "all_right": sorted(t for t in every if by_task[t] == {"correct"}),
-        "all_wrong": sorted(t for t in every if by_task[t] == {"incorrect"}),
-    }
-
-
 def detectable_differences(frame: pd.DataFrame) -> pd.DataFrame:
     """Per benchmark: tasks, the models' mean accuracy and the minimum detectable difference.
 

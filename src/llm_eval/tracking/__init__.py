@@ -14,7 +14,8 @@ stage of one `dvc repro` / `dvc exp run` shares):
 - metrics `<benchmark>/<metric>` (accuracy, strict_accuracy, correct, errors, total, tokens,
   mean_latency_s, unsure, strict_accuracy_high, ...), and for `report` `<model>/<metric>`
   (also on the parent): the same numbers as the metrics files, unsure band included;
-- the per-task table (`tasks/<model>.json`, `MlflowClient.log_table`), the trace / scored
+- the per-task table (`tasks/<model>.json`, `MlflowClient.log_table`); for `report` with two
+  or more models or epochs, the per-item table (`items/item_analysis.json`); the trace / scored
   JSONL, metrics JSON, report and charts as artifacts;
 - for `run`: one MLflow trace per row, with a span per LLM call and per tool call, written
   after the run in bulk; for `score`: one current `correct` verdict on each row's trace.
@@ -96,6 +97,7 @@ def track_stage(
     models: Sequence[str] = (),
     status: str = "FINISHED",
     new_rows: Collection[RowKey] | None = None,
+    tables: Mapping[str, Mapping[str, list[Any]]] | None = None,
 ) -> list[str]:
     """Log one stage execution to MLflow if tracking is on; returns the created run ids.
 
@@ -104,7 +106,8 @@ def track_stage(
     missing trace, `score` also every verdict. Without rows, one run logs `metrics` (nested
     numbers, flattened to `a/b/c`) and `artifacts`. `status` ends the runs (`KILLED` for an
     interrupted run); `new_rows` are the keys of the rows this stage made (their traces
-    are new, not repairs). Never raises for a tracking failure.
+    are new, not repairs); `tables`: artifact path -> columns, logged as MLflow tables on
+    the stage's run (the report's per-item table). Never raises for a tracking failure.
     """
     root = Path(config_root)
     params = read_params(root)
@@ -124,6 +127,7 @@ def track_stage(
             models=list(models),
             status=status,
             new_rows=new_rows,
+            tables=tables,
         )
     except Exception as exc:  # tracking must never fail a stage
         message = error_line(exc)

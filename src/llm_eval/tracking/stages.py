@@ -45,11 +45,13 @@ def log_stage(
     models: Sequence[str],
     status: str = "FINISHED",
     new_rows: Collection[RowKey] | None = None,
+    tables: Mapping[str, Mapping[str, list[Any]]] | None = None,
 ) -> list[str]:
     """Log the stage under the store lock; returns the ids of the runs it created.
 
     `status`: how the stage's runs end (`KILLED` for an interrupted `run`); `new_rows`: the
-    keys of the rows this stage made (see `record.reconcile_traces`).
+    keys of the rows this stage made (see `record.reconcile_traces`); `tables`: artifact
+    path -> columns, logged with `log_table` on a stage's single run (the report's item table).
     """
     os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
     quiet_mlflow()
@@ -62,7 +64,9 @@ def log_stage(
                 client, ctx, exp_id, parent, rows_paths, artifacts, status, new_rows
             )
         else:
-            run_ids = [_log_plain_run(client, ctx, exp_id, parent, artifacts, metrics, models)]
+            run_ids = [
+                _log_plain_run(client, ctx, exp_id, parent, artifacts, metrics, models, tables)
+            ]
             if ctx.stage == "report" and metrics:
                 store.log_batch(client, parent, metrics=_metric_list(metrics))
         store.touch_parent(client, parent)
@@ -168,6 +172,7 @@ def _log_plain_run(
     artifacts: Sequence[Path],
     metrics: Mapping[str, Any] | None,
     models: Sequence[str],
+    tables: Mapping[str, Mapping[str, list[Any]]] | None = None,
 ) -> str:
     from mlflow.entities import Param
 
@@ -183,6 +188,8 @@ def _log_plain_run(
         )
         store.log_batch(client, run_id, params=[Param(k, v) for k, v in logged.items()])
         store.log_batch(client, run_id, metrics=_metric_list(metrics or {}))
+        for name, table in (tables or {}).items():
+            store.with_retry(partial(client.log_table, run_id, dict(table), name))
         _log_artifacts(client, run_id, artifacts)
     return run_id
 
