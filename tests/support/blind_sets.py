@@ -38,7 +38,14 @@ from llm_eval.scoring import AnswerKey, ScoreResult, score_key
 CASES = Path(__file__).resolve().parents[1] / "scoring"
 BLIND_SETS = {
     name: CASES / f"{name}.jsonl"
-    for name in ("blind_round5", "blind_round6", "blind_round7", "blind_round8", "blind_round9")
+    for name in (
+        "blind_round5",
+        "blind_round6",
+        "blind_round7",
+        "blind_round8",
+        "blind_round9",
+        "blind_round10",
+    )
 }
 LABELS = ("correct", "incorrect", "ambiguous")
 

@@ -16,8 +16,8 @@ import re
 from fractions import Fraction
 
 from llm_eval.scoring.context import Context, Outcome, capitalised_words, passed, vetoed
-from llm_eval.scoring.matchers import content_tokens
-from llm_eval.scoring.normalize import fold_text, parse_number
+from llm_eval.scoring.matchers import content_tokens, offers
+from llm_eval.scoring.normalize import fold_text, parse_number, tokens
 
 _ITEM_SPLIT_RE = re.compile(
     r",(?!\d)|(?<!\d),|;|\s+(?:or|ή|ἤ|either|είτε|and|και|κι)\s+|^(?:either|είτε)\s+"
@@ -79,6 +79,10 @@ def candidate_list_rule(ctx: Context) -> Outcome:
     """The committed answer lists the key beside other candidates of the task: not credited.
     A list that closes the reply after sentences ("Anna is taller than Ben. … Anna, Ben,
     Carl.") is its committed answer too, and counts the same."""
+    if ctx.extraction.rule == "last_line":
+        bullets = closing_bullets(ctx.extraction.text)
+        if len(bullets) > 1:
+            return _judge_bullets(ctx, bullets)
     if _SEPARATOR_HINT_RE.search(ctx.extracted) is None:
         return passed("the committed answer is not a list")  # the common case, at once
     if _KEY_LIST_RE.search(ctx.answer):
@@ -91,6 +95,47 @@ def candidate_list_rule(ctx: Context) -> Outcome:
         if closing_outcome.status != "pass":
             return closing_outcome
     return outcome
+
+
+_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(.+?)\s*$")
+
+
+def closing_bullets(text: str) -> list[str]:
+    """The items of the bullet list that closes a reply («…είναι:\n- Καλαμαριά\n- Νέα
+    Κρήνη»): its last line is only one item of the list, never the answer alone."""
+    items: list[str] = []
+    for line in reversed([line for line in text.strip().splitlines() if line.strip()]):
+        bullet = _BULLET_RE.match(line)
+        if bullet is None:
+            break
+        items.append(bullet.group(1).strip(_EDGES))
+    return items[::-1]
+
+
+def _judge_bullets(ctx: Context, items: list[str]) -> Outcome:
+    """A closing bullet list that holds the key and another candidate of the task (a decoy,
+    a name the task writes, or another bare number for a number key) commits to none."""
+    numeric = _is_number(ctx.answer.strip(_EDGES))
+    names = capitalised_words(" ".join((ctx.key.question or "", *ctx.key.distractors)))
+
+    def names_one(item: str, answers: tuple[str, ...]) -> bool:
+        return any(offers(tokens(answer), item, transliterate=False) for answer in answers)
+
+    keyed = [item for item in items if names_one(item, ctx.key.answers)]
+    others = [
+        item
+        for item in items
+        if item not in keyed
+        and (
+            names_one(item, ctx.key.distractors)
+            or (numeric and _is_number(item))
+            or bool(content_tokens(item))
+            and set(content_tokens(item)) <= names
+        )
+    ]
+    if keyed and others:
+        return vetoed(f"the closing bullet list names the candidates {items}", "hedged")
+    return passed("the closing bullet list offers no other candidate beside the key")
 
 
 def _judge_list(ctx: Context, items: list[str]) -> Outcome:
