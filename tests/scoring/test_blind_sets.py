@@ -1,4 +1,4 @@
-"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round9.jsonl`) are well formed,
+"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round10.jsonl`) are well formed,
 and the scorer reaches each set's goals on it.
 
 A set measures the answer scorer honestly only if every line is complete and its copy of the
@@ -57,6 +57,15 @@ COMPOSITION = {
     "blind_round7": Composition(min_rows=1, min_gaming=10),
     "blind_round8": Composition(min_rows=250, min_tasks=80),
     "blind_round9": Composition(min_rows=300, min_tasks=80),
+    "blind_round10": Composition(min_rows=300, min_tasks=120),
+}
+
+
+WITHDRAWN_FORMS = {
+    # Paraphrases a blind reader refused after a set had copied them; the rows keep them.
+    "gm_234": {"άλλαξε προς το καλύτερο"},
+    "gm_243": {"έπεσε έξω στην πρόβλεψη"},
+    "gm_244": {"κάνει τον αδιάφορο"},
 }
 
 
@@ -92,6 +101,11 @@ FIGURES = {
     # develop the rules (a decoy declined in a conclusion, courtesy sentences, a correction
     # after a question mark, a cut in an explanation, a bold-labelled first line).
     "blind_round9": Floors(right_refused=0.005, unsure_share=0.035),
+    # Measured blind once with the rules frozen, labelled before any rule saw it: 0.988 sure
+    # agreement, 0 right refused, 6.7% unsure, but 4 of 156 wrong replies credited (2.6%): all
+    # four list every candidate as a closing bullet list, the key last (gaming); a fresh reader
+    # upheld the four labels. The closing-bullet-list rule came from it.
+    "blind_round10": Floors(unsure_share=0.07),
 }
 
 
@@ -177,7 +191,8 @@ def test_row_copies_its_task(name: str, row: dict[str, Any]) -> None:
         if field in ("accepted_answers", "distractors"):
             # Forms and decoys added to the task later widen it; the row keeps what was graded.
             copied, current = copied or [], current or []
-            assert set(copied) <= set(current), f"{name}: {field} not in the task"
+            withdrawn = WITHDRAWN_FORMS.get(row["task_id"], set())
+            assert set(copied) <= set(current) | withdrawn, f"{name}: {field} not in the task"
             continue
         assert copied == current, f"{name}: {field} differs from the task"
 
