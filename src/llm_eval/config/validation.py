@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from llm_eval.errors import ConfigError, Problem
 from llm_eval.flows.registry import flow_names
 from llm_eval.providers.registry import provider_class, provider_names
 from llm_eval.redaction import has_url_credentials
+from llm_eval.registry import RegistryError
 from llm_eval.schemas import ToolCallingTask
 from llm_eval.scoring import SCORER_KINDS
 from llm_eval.tools.registry import registered_tool_names
@@ -44,10 +46,13 @@ class ValidationReport:
 
 def validate(root: str = ".") -> ValidationReport:
     """Load the config under `root` and check everything `validate` promises; never raises."""
+    clashes = _registry_problems()
     try:
         config = load_config(root)
     except ConfigError as exc:
-        return ValidationReport(None, problems=list(exc.problems))
+        return ValidationReport(None, problems=[*clashes, *exc.problems])
+    if clashes:  # every other check reads the registries
+        return ValidationReport(None, problems=clashes)
     report = ValidationReport(config)
     report.problems.extend(_duplicate_keys(config))
     report.problems.extend(_name_problems(config))
@@ -182,6 +187,20 @@ def _selection_problems(config: AppConfig) -> list[Problem]:
         for b in config.run.benchmarks
         if b not in config.benchmarks
     ]
+    return problems
+
+
+def _registry_problems() -> list[Problem]:
+    """Extension modules that fail to import or take a name another file registered."""
+    problems: list[Problem] = []
+    readers: tuple[Callable[[], object], ...] = (
+        SCORER_KINDS.names, flow_names, provider_names, registered_tool_names,
+    )  # fmt: skip
+    for names in readers:
+        try:
+            names()
+        except RegistryError as exc:
+            problems.append(exc.problem or Problem("src/llm_eval", None, str(exc)))
     return problems
 
 

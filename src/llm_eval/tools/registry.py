@@ -54,7 +54,7 @@ def register_tool(name: str, schema: dict[str, Any]) -> Callable[[ToolRunner], T
     """Decorator: make `name` a tool benchmarks may offer, described to the model by `schema`."""
 
     def register(runner: ToolRunner) -> ToolRunner:
-        _TOOLS.register(name)((schema, runner))
+        _TOOLS.register(name, defined_by=runner)((schema, runner))
         return runner
 
     return register
