@@ -128,7 +128,7 @@ def _section(source: LocatedYaml | None, key: str, schema: type[M], problems: li
     try:
         return schema.model_validate(raw or {})
     except ValidationError as exc:
-        _report(exc, source, (key,), problems)
+        report_validation_error(exc, source, (key,), problems)
         return schema.model_construct()
 
 
@@ -150,7 +150,7 @@ def _entries(
         try:
             entries[str(name)] = schema.model_validate(value or {})
         except ValidationError as exc:
-            _report(exc, source, (key, name), problems)
+            report_validation_error(exc, source, (key, name), problems)
     return entries
 
 
@@ -163,9 +163,10 @@ def _check_name(source: LocatedYaml, key: str, name: str, problems: list[Problem
         )
 
 
-def _report(
+def report_validation_error(
     exc: ValidationError, source: LocatedYaml | None, prefix: KeyPath, problems: list[Problem]
 ) -> None:
+    """Add one problem per error of `exc`, at the line of its key under `prefix`."""
     path = str(source.path) if source else "?"
     for error in exc.errors():
         loc = tuple(error["loc"])

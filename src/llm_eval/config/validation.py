@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from llm_eval.config.loading import (
     BENCHMARKS_FILE,
     MODELS_FILE,
@@ -15,6 +17,7 @@ from llm_eval.config.loading import (
     TOOLS_FILE,
     AppConfig,
     load_config,
+    report_validation_error,
 )
 from llm_eval.config.task_files import TaskFile, read_task_file
 from llm_eval.errors import ConfigError, Problem
@@ -24,7 +27,7 @@ from llm_eval.redaction import has_url_credentials
 from llm_eval.registry import RegistryError
 from llm_eval.schemas import ToolCallingTask
 from llm_eval.scoring import SCORER_KINDS
-from llm_eval.tools.registry import registered_tool_names
+from llm_eval.tools.registry import registered_tool_names, tool_settings
 
 
 @dataclass
@@ -60,6 +63,7 @@ def validate(root: str = ".") -> ValidationReport:
     report.problems.extend(_label_problems(config))
     report.problems.extend(_selection_problems(config))
     report.problems.extend(_benchmark_problems(config))
+    report.problems.extend(_tool_settings_problems(config))
     report.warnings.extend(_outside_root_warnings(config))
     for name in config.benchmarks:
         task_file = read_task_file(
@@ -265,6 +269,21 @@ def _benchmark_problems(config: AppConfig) -> list[Problem]:
                     _problem(
                         config, BENCHMARKS_FILE, (*where, "tools"), f"benchmark {name!r}: {message}"
                     )
+                )
+    return problems
+
+
+def _tool_settings_problems(config: AppConfig) -> list[Problem]:
+    """Each registered tool's entry, read by the tool's own settings model."""
+    problems: list[Problem] = []
+    registered = set(registered_tool_names())
+    for name, entry in config.tools.items():
+        if name in registered:
+            try:
+                tool_settings(name, entry)
+            except ValidationError as exc:
+                report_validation_error(
+                    exc, config.sources.get(TOOLS_FILE), ("tools", name), problems
                 )
     return problems
 
