@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -10,7 +12,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "src" / "llm_eval"
 STAGES = {"cli", "config", "flows", "providers", "reporting", "runner", "scoring", "tools",
           "tracking"}  # fmt: skip
-SHARED = {"__init__.py", "errors.py", "redaction.py", "registry.py", "schemas.py"}
+SHARED = {"__init__.py", "errors.py", "redaction.py", "registry.py", "schemas.py", "verdicts.py"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -42,3 +44,16 @@ def test_no_module_outside_cli_imports_from_cli() -> None:
 def test_list_config_console_does_not_load_the_runner() -> None:
     console = imported_modules(PACKAGE / "cli" / "console.py")
     assert not any(name.startswith("llm_eval.runner") for name in console)
+
+
+def test_the_persisted_types_load_no_scoring_module() -> None:
+    # In a fresh interpreter: a reader of trace rows (reports, tracking) gets the row types,
+    # verdicts included, without the scoring engine.
+    code = (
+        "import sys, llm_eval.schemas\n"
+        "print(sorted(m for m in sys.modules if m.startswith('llm_eval.')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.split() == ["['llm_eval.schemas',", "'llm_eval.verdicts']"]

@@ -12,7 +12,7 @@ from pydantic import (
     model_validator,
 )
 
-from llm_eval.scoring.result import AnswerKey, ScoreResult
+from llm_eval.verdicts import AnswerKey, ScoreResult
 
 TaskType = Literal["single_turn", "multi_turn", "tool_calling"]
 RowStatus = Literal["correct", "incorrect", "unsure", "error"]
