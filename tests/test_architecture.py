@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,22 @@ def test_only_stage_folders_and_shared_modules_sit_at_the_top() -> None:
     assert top == STAGES | SHARED
 
 
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def test_the_architecture_page_names_every_top_level_folder_and_module() -> None:
+    # Its table says which folder owns which decision: one row per entry at the top.
+    rows = re.findall(r"^\| `([^`]+)` \|", ARCHITECTURE.read_text(encoding="utf-8"), re.M)
+    assert sorted(name.rstrip("/") for name in rows) == sorted(STAGES | SHARED)
+
+
+def test_every_file_the_architecture_page_names_exists() -> None:
+    named = re.findall(r"`((?:[a-z_]+/)+[a-z_]+\.py)`", ARCHITECTURE.read_text(encoding="utf-8"))
+    missing = [name for name in named if not (PACKAGE / name).is_file()
+               and not (REPO / name).is_file()]  # fmt: skip
+    assert named and missing == []
+
+
 def test_no_module_outside_cli_imports_from_cli() -> None:
     offenders = [
         str(path.relative_to(PACKAGE))
@@ -39,6 +56,17 @@ def test_no_module_outside_cli_imports_from_cli() -> None:
         and any(name.startswith("llm_eval.cli") for name in imported_modules(path))
     ]
     assert offenders == []
+
+
+def test_only_the_config_loader_reads_yaml() -> None:
+    # params.yaml and configs/*.yaml have one reader: typed (`load_config`) or plain data
+    # (`read_params`), both in config/loading.py on the parser of config/yaml_lines.py.
+    readers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if imported_modules(path) & {"yaml", "llm_eval.config.yaml_lines"}
+    )
+    assert readers == ["config/loading.py", "config/yaml_lines.py"]
 
 
 def test_list_config_console_does_not_load_the_runner() -> None:
