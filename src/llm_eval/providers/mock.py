@@ -211,7 +211,8 @@ def tool_arguments(parameters: dict[str, Any], answer: str) -> str:
         if name == "code":
             values[name] = f"result = {literal}\nprint(result)"
         elif kind in ("integer", "number"):
-            values[name] = float(answer) if _NUMBER.match(answer) else 0
+            number = float(answer) if _NUMBER.match(answer) else 0.0
+            values[name] = int(number) if kind == "integer" else number
         else:
             values[name] = answer
     return json.dumps(values, ensure_ascii=False)
