@@ -46,7 +46,7 @@ def test_list_config_shows_each_tool_its_own_settings(
     print_config(config, {})
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()
             if line.split()[:1] in (["python_exec"], ["char_count"])}  # fmt: skip
-    assert "memory 1024 MB" in rows["python_exec"] and "timeout 20.0 s" in rows["python_exec"]
+    assert "memory_mb 1024" in rows["python_exec"] and "timeout_s 20.0" in rows["python_exec"]
     assert "memory" not in rows["char_count"] and "timeout" not in rows["char_count"]
 
 

@@ -67,7 +67,10 @@ class PythonExecConfig(ToolConfig):
     def summary(self) -> str:
         budget = self.memory_budget_mb or default_memory_budget_mb()
         source = "" if self.memory_budget_mb else " (half the RAM)"
-        return f"timeout {self.timeout_s} s, memory {self.memory_mb} MB, budget {budget} MB{source}"
+        return (
+            f"timeout_s {self.timeout_s}, memory_mb {self.memory_mb}, "
+            f"memory_budget_mb {budget}{source}"
+        )
 
 
 @register_tool("python_exec", PYTHON_EXEC_SCHEMA, settings=PythonExecConfig)
