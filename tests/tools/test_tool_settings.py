@@ -14,7 +14,7 @@ from llm_eval.config.validation import validate
 from llm_eval.schemas import ToolConfig
 from llm_eval.tools import ToolOutcome, ToolRegistry, register_tool
 from llm_eval.tools.python_exec import PythonExecConfig
-from llm_eval.tools.registry import _TOOLS, tool_settings
+from llm_eval.tools.registry import _TOOLS, NoSettings, tool_settings
 
 CHAR_COUNT: dict[str, Any] = {
     "type": "function",
@@ -53,7 +53,7 @@ def test_list_config_shows_each_tool_its_own_settings(
 async def test_each_tool_is_run_with_its_own_settings_model(char_count: list[ToolConfig]) -> None:
     registry = ToolRegistry({"char_count": ToolConfig(), "python_exec": ToolConfig(timeout_s=5)})
     record = await registry.execute("c1", "char_count", '{"text": "abc"}', offered=["char_count"])
-    assert record.result == "3" and type(char_count[0]) is ToolConfig
+    assert record.result == "3" and type(char_count[0]) is NoSettings
     assert tool_settings("python_exec", ToolConfig(timeout_s=5)) == PythonExecConfig(timeout_s=5)
 
 
@@ -66,3 +66,14 @@ def test_a_key_python_exec_does_not_know_is_reported_at_its_line(config_copy: Pa
     assert f"{tools}:{line}: tools.python_exec.memory_mib: Extra inputs are not permitted" in (
         problems
     )
+
+
+def test_a_tool_without_settings_of_its_own_refuses_any_other_key(
+    config_copy: Path, char_count: list[ToolConfig]
+) -> None:
+    tools = config_copy / "configs" / "tools.yaml"
+    text = tools.read_text(encoding="utf-8")
+    tools.write_text(text + "  char_count:\n    enabld: true\n", encoding="utf-8")
+    line = len(tools.read_text(encoding="utf-8").splitlines())
+    problems = [str(problem) for problem in validate(str(config_copy)).problems]
+    assert f"{tools}:{line}: tools.char_count.enabld: Extra inputs are not permitted" in problems

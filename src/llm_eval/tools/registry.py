@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pydantic import ConfigDict
+
 from llm_eval.redaction import redact
 from llm_eval.registry import Registry
 from llm_eval.schemas import ToolCallRecord, ToolConfig
@@ -31,6 +33,12 @@ class ToolOutcome:
     budget_wait_s: float | None = None  # a sandboxed tool's wait for its memory budget
 
 
+class NoSettings(ToolConfig):
+    """The settings of a tool that has none of its own: `enabled` only, any other key a typo."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 class RegisteredTool(NamedTuple):
     """A tool's schema for the model, its function and the model of its settings."""
 
@@ -45,7 +53,7 @@ _TOOLS: Registry[RegisteredTool] = Registry("tool", "llm_eval.tools")
 
 
 def register_tool(
-    name: str, schema: dict[str, Any], *, settings: type[ToolConfig] = ToolConfig
+    name: str, schema: dict[str, Any], *, settings: type[ToolConfig] = NoSettings
 ) -> Callable[[ToolRunner], ToolRunner]:
     """Decorator: make `name` a tool benchmarks may offer, described to the model by `schema`,
     configured by an entry of the model `settings` in `configs/tools.yaml`."""
