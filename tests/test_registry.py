@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import subprocess
 import sys
@@ -117,3 +118,30 @@ def test_importing_a_package_imports_none_of_its_extensions() -> None:
     assert "llm_eval.flows.single_turn" not in before
     assert "llm_eval.providers.mock" not in before and "llm_eval.tools.python_exec" not in before
     assert after == str(["multi_round", "multi_turn", "single_turn", "tool_loop"])
+
+
+def test_a_second_file_registering_a_name_is_an_error_naming_both_files(
+    package: tuple[str, Path],
+) -> None:
+    name, folder = package
+    copy = folder / "hello_again.py"
+    copy.write_text(HELLO.format(package=name), encoding="utf-8")
+    registry = registry_of(name)
+    with pytest.raises(RegistryError) as caught:
+        registry.names()
+    message = str(caught.value)
+    assert "greeter 'hello' is registered twice" in message
+    assert f"{folder / 'hello.py'}:4" in message and f"{copy}:4" in message
+    assert caught.value.problem is not None and caught.value.problem.path == str(copy)
+    copy.unlink()
+    assert registry.names() == ["hello"] and registry["hello"] == "Hello!"
+
+
+def test_the_same_file_registering_again_replaces_its_own_entry(
+    package: tuple[str, Path],
+) -> None:
+    name, _ = package
+    registry = registry_of(name)
+    assert registry["hello"] == "Hello!"
+    importlib.reload(sys.modules[f"{name}.hello"])
+    assert registry.names() == ["hello"]

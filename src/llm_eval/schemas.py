@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from llm_eval.scoring.result import AnswerKey, ScoreResult
+from llm_eval.verdicts import AnswerKey, ScoreResult
 
 TaskType = Literal["single_turn", "multi_turn", "tool_calling"]
 RowStatus = Literal["correct", "incorrect", "unsure", "error"]
@@ -194,45 +192,20 @@ class PromptConfig(_Strict):
         return value
 
 
-class ToolConfig(_Strict):
-    """Settings of one local tool."""
+class ToolConfig(BaseModel):
+    """One tool's entry in `configs/tools.yaml`: `enabled`, and the tool's own settings.
+
+    The other keys belong to the tool: the settings model it registers (a subclass of this
+    one, such as `python_exec`'s limits) checks them, and `validate` reports them by line.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
 
     enabled: bool = True
-    timeout_s: float = Field(10.0, gt=0)
-    cpu_seconds: int = Field(10, gt=0)
-    memory_mb: int = Field(1024, gt=0)
-    max_processes: int = Field(64, gt=0)
-    file_size_mb: int = Field(16, gt=0)
-    open_files: int = Field(64, gt=0)
-    output_bytes: int = Field(65536, gt=0)
-    tmpfs_mb: int | None = Field(
-        None, gt=0, description="Size of each of the call's work directory, /tmp, /dev/shm (MB)."
-    )
-    memory_budget_mb: int | None = Field(
-        None,
-        gt=0,
-        validate_default=True,
-        description="MB all calls in flight may reserve together, each its memory_mb; a call "
-        "waits for room. None: half of this machine's memory.",
-    )
 
-    @field_validator("memory_budget_mb")
-    @classmethod
-    def _budget_fits_one_call(cls, value: int | None, info: ValidationInfo) -> int | None:
-        memory_mb = info.data.get("memory_mb")
-        budget = value if value is not None else default_memory_budget_mb()
-        if isinstance(memory_mb, int) and memory_mb > budget:
-            source = "" if value is not None else ", by default half of this machine's memory"
-            raise ValueError(
-                f"memory_budget_mb ({budget} MB{source}) is less than memory_mb ({memory_mb} "
-                "MB): no call could ever start; raise memory_budget_mb or lower memory_mb"
-            )
-        return value
-
-
-def default_memory_budget_mb() -> int:
-    """Half of this machine's physical memory, in MB: the sandboxes' budget by default."""
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (2 * 1024 * 1024)
+    def summary(self) -> str:
+        """One line for `list-config`: the tool's own settings as configured."""
+        return ", ".join(f"{key} {value}" for key, value in (self.model_extra or {}).items())
 
 
 # --------------------------------------------------------------------------- tasks

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from llm_eval.config.validation import validate
-from llm_eval.schemas import ToolCallRecord, ToolConfig, TraceRow
-from llm_eval.tools.python_exec import MemoryBudget, PythonExecLimits, run_python
+from llm_eval.schemas import ToolCallRecord, TraceRow
+from llm_eval.tools.python_exec import MemoryBudget, PythonExecConfig, PythonExecLimits, run_python
 from tests.support.rows import make_row
 
 pytestmark = pytest.mark.timeout(120)
@@ -130,9 +130,9 @@ def test_a_budget_smaller_than_one_call_is_a_config_error_at_its_line(config_cop
 
 def test_the_default_budget_is_half_of_the_machine_s_memory() -> None:
     machine_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20)
-    ToolConfig(memory_mb=machine_mb // 2)
+    PythonExecConfig(memory_mb=machine_mb // 2)
     with pytest.raises(ValueError, match="by default half of this machine's memory"):
-        ToolConfig(memory_mb=machine_mb // 2 + 1)
+        PythonExecConfig(memory_mb=machine_mb // 2 + 1)
 
 
 def test_the_report_says_when_tool_calls_waited_for_the_budget() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from llm_eval.config.loading import AppConfig
 from llm_eval.providers.registry import is_simulated
 from llm_eval.redaction import redact
-from llm_eval.schemas import default_memory_budget_mb
+from llm_eval.schemas import ToolConfig
 
 
 def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
@@ -48,12 +48,9 @@ def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
         system = Text(" ".join((prompt.system or "").split()), no_wrap=True)
         system.truncate(max(room, 10), overflow="ellipsis")
         prompts.add_row(name, str(len(prompt.followups)), system)
-    tools = table("Tools", "tool", "enabled", "timeout s", "memory MB", "memory_budget_mb")
+    tools = table("Tools", "tool", "enabled", "settings")
     for name, tool in config.tools.items():
-        budget = tool.memory_budget_mb or default_memory_budget_mb()
-        source = "" if tool.memory_budget_mb else " (half the RAM)"
-        tools.add_row(name, str(tool.enabled), str(tool.timeout_s), str(tool.memory_mb),
-                      f"{budget}{source}")  # fmt: skip
+        tools.add_row(name, str(tool.enabled), escape(_tool_settings(name, tool).summary()))
     for grid in (models, benchmarks, prompts, tools):
         console.print(grid)
         console.print()
@@ -61,6 +58,13 @@ def print_config(config: AppConfig, task_counts: dict[str, int]) -> None:
     console.print(
         f"{len(active)} active benchmarks, {sum(task_counts.get(b, 0) for b in active)} tasks"
     )
+
+
+def _tool_settings(name: str, entry: ToolConfig) -> ToolConfig:
+    """The entry as its tool reads it (python_exec's limits with their defaults)."""
+    from llm_eval.tools.registry import registered_tool_names, tool_settings
+
+    return tool_settings(name, entry) if name in registered_tool_names() else entry
 
 
 def print_categories(config: AppConfig) -> None:

@@ -1,5 +1,5 @@
 """The suite's configuration: params.yaml and configs/*.yaml, task files, the dry run."""
 
-from llm_eval.config.loading import AppConfig, load_config, raw_params
+from llm_eval.config.loading import AppConfig, load_config, raw_params, read_params
 
-__all__ = ["AppConfig", "load_config", "raw_params"]
+__all__ = ["AppConfig", "load_config", "raw_params", "read_params"]

@@ -111,6 +111,9 @@ def _read(root: Path, name: str, problems: list[Problem]) -> LocatedYaml | None:
         return None
     try:
         located = load_located_yaml(path)
+    except OSError as exc:
+        problems.append(Problem(str(path), None, f"cannot be read: {exc.strerror or exc}"))
+        return None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else getattr(exc, "line", None)
@@ -128,7 +131,7 @@ def _section(source: LocatedYaml | None, key: str, schema: type[M], problems: li
     try:
         return schema.model_validate(raw or {})
     except ValidationError as exc:
-        _report(exc, source, (key,), problems)
+        report_validation_error(exc, source, (key,), problems)
         return schema.model_construct()
 
 
@@ -150,7 +153,7 @@ def _entries(
         try:
             entries[str(name)] = schema.model_validate(value or {})
         except ValidationError as exc:
-            _report(exc, source, (key, name), problems)
+            report_validation_error(exc, source, (key, name), problems)
     return entries
 
 
@@ -163,9 +166,10 @@ def _check_name(source: LocatedYaml, key: str, name: str, problems: list[Problem
         )
 
 
-def _report(
+def report_validation_error(
     exc: ValidationError, source: LocatedYaml | None, prefix: KeyPath, problems: list[Problem]
 ) -> None:
+    """Add one problem per error of `exc`, at the line of its key under `prefix`."""
     path = str(source.path) if source else "?"
     for error in exc.errors():
         loc = tuple(error["loc"])
@@ -174,20 +178,22 @@ def _report(
         problems.append(Problem(path, line, f"{dotted}: {error['msg']}"))
 
 
+def read_params(root: Path | str = ".") -> dict[str, Any] | None:
+    """params.yaml as plain data with configs/models.yaml's `models` folded in, as DVC and
+    MLflow name them (`models.<name>.<key>`); None when params.yaml is missing or broken.
+
+    The one plain-data reader of the two files (tracking, DVC glue), through the same
+    `_read` as `load_config`; a missing or broken models file folds in no models.
+    """
+    unused: list[Problem] = []  # `validate` reports them; a reader of plain data does not
+    params = _read(Path(root), PARAMS_FILE, unused)
+    if params is None:
+        return None
+    models = _read(Path(root), MODELS_FILE, unused)
+    entries = models.data.get("models") if models is not None else None
+    return {**params.data, "models": entries if isinstance(entries, dict) else {}}
+
+
 def raw_params(root: Path | str = ".") -> dict[str, Any]:
-    """The parsed `params.yaml` as plain data (for tracking and DVC glue)."""
-    data = load_located_yaml(Path(root) / PARAMS_FILE).data
-    return data if isinstance(data, dict) else {}
-
-
-def raw_models(root: Path | str = ".") -> dict[str, Any]:
-    """The `models` mapping of `configs/models.yaml` as plain data; {} when absent or broken."""
-    path = Path(root) / MODELS_FILE
-    if not path.is_file():
-        return {}
-    try:
-        data = load_located_yaml(path).data
-    except (OSError, yaml.YAMLError):
-        return {}
-    models = data.get("models") if isinstance(data, dict) else None
-    return models if isinstance(models, dict) else {}
+    """`read_params`, {} when params.yaml is missing or broken."""
+    return read_params(root) or {}

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import ValidationError
 
 from llm_eval.config.loading import (
     BENCHMARKS_FILE,
@@ -14,15 +17,17 @@ from llm_eval.config.loading import (
     TOOLS_FILE,
     AppConfig,
     load_config,
+    report_validation_error,
 )
 from llm_eval.config.task_files import TaskFile, read_task_file
 from llm_eval.errors import ConfigError, Problem
 from llm_eval.flows.registry import flow_names
 from llm_eval.providers.registry import provider_class, provider_names
 from llm_eval.redaction import has_url_credentials
+from llm_eval.registry import RegistryError
 from llm_eval.schemas import ToolCallingTask
 from llm_eval.scoring import SCORER_KINDS
-from llm_eval.tools.registry import registered_tool_names
+from llm_eval.tools.registry import registered_tool_names, tool_settings
 
 
 @dataclass
@@ -44,10 +49,13 @@ class ValidationReport:
 
 def validate(root: str = ".") -> ValidationReport:
     """Load the config under `root` and check everything `validate` promises; never raises."""
+    clashes = _registry_problems()
     try:
         config = load_config(root)
     except ConfigError as exc:
-        return ValidationReport(None, problems=list(exc.problems))
+        return ValidationReport(None, problems=[*clashes, *exc.problems])
+    if clashes:  # every other check reads the registries
+        return ValidationReport(None, problems=clashes)
     report = ValidationReport(config)
     report.problems.extend(_duplicate_keys(config))
     report.problems.extend(_name_problems(config))
@@ -55,6 +63,7 @@ def validate(root: str = ".") -> ValidationReport:
     report.problems.extend(_label_problems(config))
     report.problems.extend(_selection_problems(config))
     report.problems.extend(_benchmark_problems(config))
+    report.problems.extend(_tool_settings_problems(config))
     report.warnings.extend(_outside_root_warnings(config))
     for name in config.benchmarks:
         task_file = read_task_file(
@@ -185,6 +194,20 @@ def _selection_problems(config: AppConfig) -> list[Problem]:
     return problems
 
 
+def _registry_problems() -> list[Problem]:
+    """Extension modules that fail to import or take a name another file registered."""
+    problems: list[Problem] = []
+    readers: tuple[Callable[[], object], ...] = (
+        SCORER_KINDS.names, flow_names, provider_names, registered_tool_names,
+    )  # fmt: skip
+    for names in readers:
+        try:
+            names()
+        except RegistryError as exc:
+            problems.append(exc.problem or Problem("src/llm_eval", None, str(exc)))
+    return problems
+
+
 def _benchmark_problems(config: AppConfig) -> list[Problem]:
     problems: list[Problem] = []
     available = set(registered_tool_names())
@@ -246,6 +269,21 @@ def _benchmark_problems(config: AppConfig) -> list[Problem]:
                     _problem(
                         config, BENCHMARKS_FILE, (*where, "tools"), f"benchmark {name!r}: {message}"
                     )
+                )
+    return problems
+
+
+def _tool_settings_problems(config: AppConfig) -> list[Problem]:
+    """Each registered tool's entry, read by the tool's own settings model."""
+    problems: list[Problem] = []
+    registered = set(registered_tool_names())
+    for name, entry in config.tools.items():
+        if name in registered:
+            try:
+                tool_settings(name, entry)
+            except ValidationError as exc:
+                report_validation_error(
+                    exc, config.sources.get(TOOLS_FILE), ("tools", name), problems
                 )
     return problems
 

@@ -13,6 +13,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
+from typing import Any
 
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
@@ -28,8 +29,9 @@ SECOND_THOUGHT_SHARE = 0.04
 """flaky: share of right Greek answers that first name a decoy, then the key with no explicit
 correction cue («Πάτρα, ή μάλλον Βόλος»): replies the scorer cannot settle (`unsure`), so the
 offline report shows a band and `review` has rows to walk."""
-GREEK_SETS = frozenset({"language_understanding", "greek_messages"})
-"""Greek reading benchmarks, answered in Greek, Greeklish, capitals or without accents."""
+_GREEK_RE = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
+"""Greek letters: a question written in Greek is answered in Greek, Greeklish, capitals or
+without accents."""
 
 _GREEKLISH = {
     "α": "a", "β": "v", "γ": "g", "δ": "d", "ε": "e", "ζ": "z", "η": "i", "θ": "th",
@@ -62,14 +64,15 @@ def strip_accents(text: str) -> str:
     )
 
 
-def surface_form(answer: str, hint: TaskHint, pick: float) -> str:
-    """A correct answer written in one of several ways a real model might write it."""
+def surface_form(answer: str, hint: TaskHint, pick: float, *, greek: bool = False) -> str:
+    """A correct answer written in one of several ways a real model might write it; `greek`:
+    the question is written in Greek."""
     if _NUMBER.match(answer):
         forms = [f"\\boxed{{{answer}}}", f"Final answer: {answer}", f"The answer is **{answer}**.",
                  f"Απάντηση: {answer}"]  # fmt: skip
     elif hint.strict_form:
         forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**."]
-    elif hint.benchmark in GREEK_SETS:
+    elif greek:
         plain = strip_accents(answer)
         forms = [f"Απάντηση: {answer}", f"Η απάντηση είναι: **{answer}**.",
                  to_greeklish(answer), plain.upper(), f"{plain}."]  # fmt: skip
@@ -147,17 +150,20 @@ class MockProvider(Provider):
     def _content(self, request: ChatRequest, hint: TaskHint, answer: str) -> str:
         tool_output = _last_tool_output(request)
         if tool_output is not None:
-            return f"The program printed {tool_output}.\nFinal answer: {tool_output}"
+            # A failed tool call leaves the mock no answer but the error it read.
+            said = tool_output if tool_output.startswith("error") else answer
+            return f"The tool returned {tool_output}.\nFinal answer: {said}"
         pick = unit_hash(self.model.seed, hint.task_id, request.epoch, len(request.messages))
-        if self._second_thought(hint, request.epoch, answer):
+        greek = _asked_in_greek(request)
+        if self._second_thought(hint, request.epoch, answer, greek):
             return f"Απάντηση: {hint.distractors[0]}, ή μάλλον {answer}."
-        return surface_form(answer, hint, pick)
+        return surface_form(answer, hint, pick, greek=greek)
 
-    def _second_thought(self, hint: TaskHint, epoch: int, answer: str) -> bool:
+    def _second_thought(self, hint: TaskHint, epoch: int, answer: str, greek: bool) -> bool:
         """flaky: a right Greek answer given after a decoy, with no explicit correction cue."""
         return (
             self.profile == "flaky"
-            and hint.benchmark in GREEK_SETS
+            and greek
             and answer == hint.answer
             and bool(hint.distractors)
             and not hint.strict_form
@@ -165,9 +171,10 @@ class MockProvider(Provider):
         )
 
     def _tool_call(self, request: ChatRequest, answer: str) -> ChatResponse:
-        literal = answer if _NUMBER.match(answer) else json.dumps(answer, ensure_ascii=False)
-        code = f"result = {literal}\nprint(result)"
-        call = ToolCall(id="call_0", name="python_exec", arguments=json.dumps({"code": code}))
+        """A call to the first tool the task offers, its arguments filled from its schema."""
+        offered = (request.tools or [{}])[0].get("function", {})
+        arguments = tool_arguments(offered.get("parameters", {}), answer)
+        call = ToolCall(id="call_0", name=str(offered.get("name")), arguments=arguments)
         response = self._response(request, "")
         response.tool_calls = [call]
         response.finish_reason = "tool_calls"
@@ -191,6 +198,29 @@ class MockProvider(Provider):
         latency = round(0.3 + 0.9 * draw + 0.004 * len(content), 3)
         return ChatResponse(content=content, reasoning=reasoning, usage=usage,
                             finish_reason="stop", latency_s=latency)  # fmt: skip
+
+
+def tool_arguments(parameters: dict[str, Any], answer: str) -> str:
+    """JSON arguments for a tool's parameter schema: a `code` parameter gets a program that
+    prints the answer, any other string the answer itself, a number the answer's value."""
+    properties: dict[str, Any] = parameters.get("properties", {})
+    literal = answer if _NUMBER.match(answer) else json.dumps(answer, ensure_ascii=False)
+    values: dict[str, object] = {}
+    for name in parameters.get("required", list(properties)):
+        kind = properties.get(name, {}).get("type", "string")
+        if name == "code":
+            values[name] = f"result = {literal}\nprint(result)"
+        elif kind in ("integer", "number"):
+            number = float(answer) if _NUMBER.match(answer) else 0.0
+            values[name] = int(number) if kind == "integer" else number
+        else:
+            values[name] = answer
+    return json.dumps(values, ensure_ascii=False)
+
+
+def _asked_in_greek(request: ChatRequest) -> bool:
+    asked = (str(m.get("content") or "") for m in request.messages if m.get("role") == "user")
+    return any(_GREEK_RE.search(text) for text in asked)
 
 
 def _last_tool_output(request: ChatRequest) -> str | None:

@@ -375,6 +375,10 @@ def committed(ctx: Context, look: Callable[[str], bool], what: str) -> Outcome:
     return matched(f"{what} in the committed answer {head!r}")
 
 
+_CONDITION_CUE_RE = re.compile(
+    r"(?<![^\W_])(?:αν|εάν|εαν|ειδάλλως|ειδαλλως|αλλιώς|αλλιως|if|unless|otherwise)(?![^\W_])",
+    re.I,
+)
 _PROSE_WORDS = 3
 """Words besides the candidates that make a committed answer a sentence, not a list."""
 
@@ -384,8 +388,8 @@ def prose_naming_both(ctx: Context, head: str) -> bool:
     no hedge cue between them («Η Δήμητρα παίρνει το ψυγειάκι και το γκαζάκι το φέρνει ο
     Άκης»). Who does what is in its grammar, which the rules do not parse; a bare list of
     candidates («Άκης, Δήμητρα») is no sentence and stays a hedge."""
-    if has_hedge_cue(head):
-        return False
+    if has_hedge_cue(head) or _CONDITION_CUE_RE.search(head):
+        return False  # «Αν τελειώσει νωρίς η Κική, ειδάλλως ο Στάθης»: one answer per condition
     candidates = {
         word
         for answer in (*ctx.key.answers, *ctx.key.distractors)

@@ -59,6 +59,7 @@ from llm_eval.scoring.normalize import (
 )
 from llm_eval.scoring.numeric import stated_reading
 from llm_eval.scoring.numeric_rules import expected_number, read_values
+from llm_eval.scoring.passage import passage_text
 
 # --- Rules shared by every kind -----------------------------------------------------------
 
@@ -253,10 +254,26 @@ def echo_rule(ctx: Context) -> Outcome:
 
 
 def _has_separate_answer(ctx: Context) -> bool:
+    if _closing_line_copied(ctx):
+        return False  # "Ντίνος: κλασικος Φωτης" is the passage's chat line, not a marker
     words = len(content_tokens(ctx.extracted))
     if ctx.extraction.rule in ("marker", "boxed", "bold"):
         return words <= _SEPARATE_ANSWER_WORDS
     return ctx.extraction.rule == "last_line" and len(ctx.raw_lines) > 1 and words <= 3
+
+
+def _closing_line_copied(ctx: Context) -> bool:
+    """Whether the reply's last line is a whole line of the passage, copied with it (a
+    sentence of the passage restated on a line of its own is an answer, not a copy)."""
+    if not ctx.raw_lines:
+        return False
+    said = _plain_words(ctx.raw_lines[-1])
+    passage = passage_text(ctx.key.question or "").splitlines()
+    return len(passage) > 1 and any(said == _plain_words(line) for line in passage)
+
+
+def _plain_words(text: str) -> list[str]:
+    return [plain(t) for t in tokens(text)]
 
 
 def number_words_rule(ctx: Context) -> Outcome:

@@ -28,6 +28,7 @@ from llm_eval.scoring.normalize import (
     token_value,
     tokens,
 )
+from llm_eval.scoring.passage import passage_text
 
 Date = tuple[int, int, int | None]
 
@@ -469,16 +470,6 @@ def _rejected(words: Sequence[str], start: int, *, negative_question: bool = Fal
 
 
 _REJECTOR_FILLER = frozenset({"για", "gia", "ο", "η", "την", "τη", "το", "τον", "τα", "the", "a"})
-
-
-_QUOTED_RE = re.compile(r"«([^»]*)»|“([^”]*)”|\"([^\"]*)\"")
-
-
-@lru_cache(maxsize=4096)
-def passage_text(question: str) -> str:
-    """The passage a question quotes (its «…» parts), or the whole question if it quotes none."""
-    quoted = " ".join("".join(groups) for groups in _QUOTED_RE.findall(question))
-    return quoted or question
 
 
 def passage_words(question: str) -> frozenset[str]:

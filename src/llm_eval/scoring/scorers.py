@@ -226,6 +226,10 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
     """
     # The extraction is cached: the rules below read the same one.
     extraction = extract_answer(response)
+    ctx = Context(response, key)
+    echoed = _echo_veto(chain(ctx), ctx)
+    if echoed is not None:
+        return echoed
     broken_no = not _yes_no_key(key)
     tail = correction_tail(extraction.text, broken_no=broken_no) or correction_tail(
         extraction.context.split("\n", 1)[0], broken_no=broken_no
@@ -243,7 +247,6 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
             "self_correction", method="self_correction", extracted=weak,
             detail=f"the reply may correct itself to {weak!r}, or offer it beside another",
         )  # fmt: skip
-    ctx = Context(response, key)
     result = run_rules(chain(ctx), ctx)
     if result.correct:
         return _unless_doubted(ctx, result)
@@ -260,6 +263,15 @@ def score_variants(chain: RuleChain, response: str, key: AnswerKey) -> ScoreResu
             vetoed = variant_result
     # A decoy or hedge found through an accepted form names why, where "no_match" would not.
     return vetoed if vetoed is not None and result.method == "no_match" else result
+
+
+def _echo_veto(rules: Sequence[Rule], ctx: Context) -> ScoreResult | None:
+    """The chain's echo verdict, read before any correction cue: a cue the reply copies from
+    the passage ("change of plan: …") is the passage's, not a correction of the reply's."""
+    echo = [rule for rule in rules if rule.name == "echo"]
+    if echo and echo[0].check(ctx).status == "veto":
+        return run_rules(echo, ctx)
+    return None
 
 
 _CLAUSE_END_RE = re.compile(r"[·;]\s*")

@@ -2,7 +2,9 @@
 
 A new tool is one module in this folder with one async function
 `(arguments, settings) -> ToolOutcome` registered with `@register_tool(name, schema)`, plus
-its entry in `configs/tools.yaml`.
+its entry in `configs/tools.yaml`. A tool with settings of its own registers their model
+(a `ToolConfig` subclass, `settings=`): its entry is checked against it and the function
+receives it, so each tool owns its settings (`python_exec` its sandbox limits).
 """
 
 from __future__ import annotations
@@ -11,27 +13,13 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+from pydantic import ConfigDict
 
 from llm_eval.redaction import redact
 from llm_eval.registry import Registry
 from llm_eval.schemas import ToolCallRecord, ToolConfig
-
-PYTHON_EXEC_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "python_exec",
-        "description": (
-            "Run a Python 3 program and return what it prints. State does not persist "
-            "between calls; print every value you need. No network, no input."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"code": {"type": "string", "description": "The program to run."}},
-            "required": ["code"],
-        },
-    },
-}
 
 ToolRunner = Callable[[dict[str, Any], ToolConfig], Awaitable["ToolOutcome"]]
 
@@ -45,42 +33,42 @@ class ToolOutcome:
     budget_wait_s: float | None = None  # a sandboxed tool's wait for its memory budget
 
 
-# Each tool's schema and runner; tools in other modules of this folder register when the
-# registry is first read.
-_TOOLS: Registry[tuple[dict[str, Any], ToolRunner]] = Registry("tool", "llm_eval.tools")
+class NoSettings(ToolConfig):
+    """The settings of a tool that has none of its own: `enabled` only, any other key a typo."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def register_tool(name: str, schema: dict[str, Any]) -> Callable[[ToolRunner], ToolRunner]:
-    """Decorator: make `name` a tool benchmarks may offer, described to the model by `schema`."""
+class RegisteredTool(NamedTuple):
+    """A tool's schema for the model, its function and the model of its settings."""
+
+    schema: dict[str, Any]
+    run: ToolRunner
+    settings: type[ToolConfig]
+
+
+# Tools in the modules of this folder (python_exec among them) register when the registry is
+# first read.
+_TOOLS: Registry[RegisteredTool] = Registry("tool", "llm_eval.tools")
+
+
+def register_tool(
+    name: str, schema: dict[str, Any], *, settings: type[ToolConfig] = NoSettings
+) -> Callable[[ToolRunner], ToolRunner]:
+    """Decorator: make `name` a tool benchmarks may offer, described to the model by `schema`,
+    configured by an entry of the model `settings` in `configs/tools.yaml`."""
 
     def register(runner: ToolRunner) -> ToolRunner:
-        _TOOLS.register(name)((schema, runner))
+        _TOOLS.register(name, defined_by=runner)(RegisteredTool(schema, runner, settings))
         return runner
 
     return register
 
 
-@register_tool("python_exec", PYTHON_EXEC_SCHEMA)
-async def _run_python_exec(arguments: dict[str, Any], settings: ToolConfig) -> ToolOutcome:
-    from llm_eval.tools.python_exec import PythonExecLimits, run_python, shared_budget
-
-    code = arguments.get("code")
-    if not isinstance(code, str) or not code.strip():
-        return ToolOutcome("error: `code` must be a non-empty string")
-    limits = PythonExecLimits(
-        timeout_s=settings.timeout_s,
-        cpu_seconds=settings.cpu_seconds,
-        memory_mb=settings.memory_mb,
-        max_processes=settings.max_processes,
-        file_size_mb=settings.file_size_mb,
-        open_files=settings.open_files,
-        output_bytes=settings.output_bytes,
-        tmpfs_mb=settings.tmpfs_mb,
-    )
-    result = await run_python(code, limits, shared_budget(settings.memory_budget_mb))
-    return ToolOutcome(
-        result.to_tool_content(), tuple(result.isolation), round(result.budget_wait_s, 4)
-    )
+def tool_settings(name: str, entry: ToolConfig) -> ToolConfig:
+    """The entry of tool `name` read by the tool's own settings model; a pydantic
+    `ValidationError` names a key it does not know or a value out of range."""
+    return _TOOLS.lookup(name).settings.model_validate(entry.model_dump())
 
 
 def registered_tool_names() -> list[str]:
@@ -92,11 +80,15 @@ class ToolRegistry:
     """The enabled tools of one run: their schemas for the model and their execution."""
 
     def __init__(self, settings: Mapping[str, ToolConfig]) -> None:
-        self._settings = {name: cfg for name, cfg in settings.items() if cfg.enabled}
+        self._settings = {
+            name: tool_settings(name, cfg)
+            for name, cfg in settings.items()
+            if cfg.enabled and name in _TOOLS
+        }
 
     def schemas(self, names: list[str]) -> list[dict[str, Any]]:
         """OpenAI tool schemas of `names`, in order, skipping tools that are not enabled."""
-        return [_TOOLS[name][0] for name in names if self.is_available(name)]
+        return [_TOOLS[name].schema for name in names if self.is_available(name)]
 
     def is_available(self, name: str) -> bool:
         """Registered in code and enabled in `configs/tools.yaml`."""
@@ -124,7 +116,7 @@ class ToolRegistry:
         if not isinstance(parsed, dict):
             return _failed(record, "arguments must be a JSON object")
         started = time.perf_counter()
-        outcome = await _TOOLS[name][1](parsed, self._settings[name])
+        outcome = await _TOOLS[name].run(parsed, self._settings[name])
         return record.model_copy(
             update={
                 "result": redact(outcome.content),

@@ -69,22 +69,10 @@ class StageContext:
 def read_params(config_root: Path) -> dict[str, Any] | None:
     """params.yaml under `config_root` as plain data, with configs/models.yaml's `models`
     folded in (MLflow params name a model's settings `models.<name>.<key>`); None when there
-    is no params.yaml or it is broken."""
-    path = config_root / "params.yaml"
-    if not path.is_file():
-        return None
-    import yaml
+    is no params.yaml or it is broken. The config stage's one reader does the reading."""
+    from llm_eval.config.loading import read_params as read
 
-    from llm_eval.config.loading import raw_models
-    from llm_eval.config.yaml_lines import load_located_yaml
-
-    try:
-        data = load_located_yaml(path).data
-    except (OSError, yaml.YAMLError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    return {**data, "models": raw_models(config_root)}
+    return read(config_root)
 
 
 def tracking_enabled(config_root: Path | str = ".", params: dict[str, Any] | None = None) -> bool:

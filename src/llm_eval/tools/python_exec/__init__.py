@@ -14,9 +14,11 @@ from llm_eval.tools.python_exec.command import SandboxUnavailableError
 from llm_eval.tools.python_exec.limits import PythonExecLimits
 from llm_eval.tools.python_exec.result import PythonExecResult
 from llm_eval.tools.python_exec.supervisor import run_python
+from llm_eval.tools.python_exec.tool import PythonExecConfig
 
 __all__ = [
     "MemoryBudget",
+    "PythonExecConfig",
     "PythonExecLimits",
     "PythonExecResult",
     "SandboxUnavailableError",

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from llm_eval.schemas import default_memory_budget_mb
+
+def default_memory_budget_mb() -> int:
+    """Half of this machine's physical memory, in MB: the sandboxes' budget by default."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (2 * 1024 * 1024)
 
 
 @dataclass(slots=True)
