@@ -80,8 +80,13 @@ def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> N
     params = {
         "run": {"models": ["direct"], "benchmarks": ["load"]},
         "tracking": {"enabled": True},
-        "runner": {"global_limit": concurrency, "per_model_limit": concurrency,
-                   "max_attempts": 1, "cache": False, "request_timeout_s": 60},  # fmt: skip
+        "runner": {
+            "global_limit": concurrency,
+            "per_model_limit": concurrency,
+            "max_attempts": 1,
+            "cache": False,
+            "request_timeout_s": 60,
+        },  # fmt: skip
     }
     models = {"models": {"direct": {"provider": "openai_compatible", "model": "openai/stub",
                                     "api_base": base_url}}}  # fmt: skip
@@ -118,9 +123,20 @@ def one_round(root: Path, index: int, tracking: bool) -> dict[str, Measurement]:
     """The run, the score of its rows, and the score of a 10-row file."""
     name = f"{'on' if tracking else 'off'}{index}"
     measured = {
-        "run": llm_eval(root, tracking, "run", "--model", "direct", "--benchmark", "load",
-                        "--no-cache", "--fail-on-error", "0",
-                        "--output", f"{name}.jsonl"),  # fmt: skip
+        "run": llm_eval(
+            root,
+            tracking,
+            "run",
+            "--model",
+            "direct",
+            "--benchmark",
+            "load",
+            "--no-cache",
+            "--fail-on-error",
+            "0",
+            "--output",
+            f"{name}.jsonl",
+        ),  # fmt: skip
     }
     small = root / f"{name}-small.jsonl"
     small.write_text("".join((root / f"{name}.jsonl").open().readlines()[:10]))
