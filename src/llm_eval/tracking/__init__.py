@@ -47,10 +47,15 @@ __all__ = [
 ]
 
 
-def prepare_tracking(config_root: Path | str = ".") -> bool:
+def prepare_tracking(config_root: Path | str = ".", *, preload: bool = True) -> bool:
     """Whether the stage will be tracked; if so, check the store first (an unusable one
-    raises `UsageError` within seconds) and start loading MLflow in the background, so the
-    stage's own work hides that second or two instead of waiting for it at the end."""
+    raises `UsageError` within seconds).
+
+    `preload`: start loading MLflow in a background thread, so a stage whose own work is
+    local (score, track) hides that second or two. `run` passes False: a thread importing
+    MLflow beside the request loop took CPU from it (1.8x the run's CPU in all); MLflow
+    loads there only after the last request, to write the record from the rows.
+    """
     root = Path(config_root)
     params = read_params(root)
     if not tracking_enabled(root, params):
@@ -60,9 +65,10 @@ def prepare_tracking(config_root: Path | str = ".") -> bool:
 
     uri, _ = store_locations(repo_root(root.resolve()))
     check_store(uri)
-    global _loader
-    _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)
-    _loader.start()
+    if preload:
+        global _loader
+        _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)
+        _loader.start()
     return True
 
 
@@ -126,8 +132,14 @@ def track_stage(
             new_rows=new_rows,
         )
     except Exception as exc:  # tracking must never fail a stage
+        later = ""
+        if rows_paths:  # `track` writes the traces (and verdicts) of trace files later
+            scored = " --scored" if stage == "score" else ""
+            files = " ".join(str(path) for path in rows_paths)
+            later = f"; the files are complete, `llm-eval track{scored} {files}` records them later"
         message = error_line(exc)
-        print(f"warning: MLflow tracking of stage {stage!r} failed: {message}", file=sys.stderr)
+        print(f"warning: MLflow tracking of stage {stage!r} failed: {message}{later}",
+              file=sys.stderr)  # fmt: skip
         return []
 
 

@@ -29,11 +29,38 @@ VERDICT_STAGES = frozenset({"score"})
 still missing first)."""
 
 
+HTTP_BOUNDS = {
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+}
+"""MLflow's HTTP settings for a tracking server, unless the environment sets its own.
+
+MLflow's defaults (120 s per request, 7 retries with backoff) held a stage whose server
+accepted connections and never answered for 20 minutes. With these, one request gives up
+after about 32 s (three tries of 10 s), the stage's logging stops at its first failure, and
+the stage ends with one warning line; `llm-eval track` writes the record later."""
+
+
 def quiet_mlflow() -> None:
-    """Keep MLflow's and Alembic's info chatter out of the stage's output."""
+    """Bound MLflow's HTTP calls and keep its chatter out of the stage's output.
+
+    Call before the first MLflow call: it imports MLflow, which sets up its loggers at
+    import, and only then sets their levels.
+    """
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    for name, value in HTTP_BOUNDS.items():
+        os.environ.setdefault(name, value)
+    import mlflow  # noqa: F401
+
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # A locked or failing database: MLflow logs the SQLAlchemy traceback at ERROR, then raises
+    # the error, which the caller retries (`store.with_retry`, one line about the lock) or
+    # reports in one warning line. The traceback adds nothing but noise.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
+    # urllib3 announces every retry of a request that timed out.
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
 def log_stage(

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -46,15 +47,31 @@ def is_locked_error(exc: BaseException) -> bool:
 
 
 def with_retry(action: Callable[[], T], attempts: int = RETRY_ATTEMPTS, base_s: float = 0.2) -> T:
-    """Run `action`; on a locked database wait (exponential backoff, jitter) and try again."""
+    """Run `action`; on a locked database wait (exponential backoff, jitter) and try again.
+
+    The first wait of the process says so in one line (a program such as a `sqlite3` shell
+    or a long `mlflow ui` query holds the file); a lock that outlasts the retries raises.
+    """
     for attempt in range(1, attempts + 1):
         try:
             return action()
         except Exception as exc:
             if attempt == attempts or not is_locked_error(exc):
                 raise
+            _say_locked()
             time.sleep(min(base_s * 2 ** (attempt - 1), 5.0) * (0.5 + random.random()))
     raise AssertionError("unreachable")
+
+
+_said_locked = False
+
+
+def _say_locked() -> None:
+    global _said_locked
+    if not _said_locked:
+        _said_locked = True
+        print("MLflow store is locked by another program; waiting for it and retrying",
+              file=sys.stderr)  # fmt: skip
 
 
 def lock_directory(ctx: StageContext) -> Path | None:
