@@ -1,5 +1,6 @@
 """Tracking stays off the request path: nothing of MLflow loads in `llm-eval run` while its
-requests are in flight; the record is written after the last one, from the rows.
+requests are in flight; the record is written after the last one, from the rows, and its
+MLflow run spans the stage's work, not the logging.
 
 MLflow's import maps its compiled dependencies (pandas, numpy, pyarrow, scipy) into the
 process; the run itself needs none of them. The test reads the running process's
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from llm_eval.runner.trace_io import read_rows
+from llm_eval.tracking.traces import to_ns
 from tests.support.openai_stub import StubConfig, start_stub
 from tests.tracking.test_record import read_record, start_run, stub_suite
 
@@ -51,4 +53,13 @@ def test_no_mlflow_in_the_run_process_while_requests_are_in_flight(tmp_path: Pat
     assert seen == set(), f"mapped while requests were in flight: {sorted(seen)}"
     rows = read_rows(root / "t.jsonl")
     assert len(rows) == 48
-    read_record(root).assert_whole(rows, scored=False)  # the record, written after the run
+    record = read_record(root)
+    record.assert_whole(rows, scored=False)  # the record, written after the run
+    # The MLflow run spans the stage's work (its rows), not the logging after it.
+    (run,) = [r for r in record.runs if r.data.tags.get("llm_eval.stage") == "run"]
+    first = min(to_ns(row.started_at) or 0 for row in rows) // 1_000_000
+    last = max(to_ns(row.finished_at) or 0 for row in rows) // 1_000_000
+    assert run.info.start_time <= first and run.info.end_time >= last
+    (parent,) = [r for r in record.runs if r.data.tags.get("llm_eval.stage") == "pipeline"]
+    assert parent.info.start_time == run.info.start_time
+    assert parent.info.end_time == run.info.end_time

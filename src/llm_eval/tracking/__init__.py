@@ -27,6 +27,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -112,6 +113,7 @@ def track_stage(
     interrupted run); `new_rows` are the keys of the rows this stage made (their traces
     are new, not repairs). Never raises for a tracking failure.
     """
+    ended_ms = int(time.time() * 1000)  # the stage's work is done; logging is not the stage
     root = Path(config_root)
     params = read_params(root)
     if not tracking_enabled(root, params):
@@ -121,7 +123,7 @@ def track_stage(
         from llm_eval.tracking.context import build_context
         from llm_eval.tracking.stages import log_stage
 
-        ctx = build_context(stage, root, params or {})
+        ctx = build_context(stage, root, params or {}, ended_ms=ended_ms)
         return log_stage(
             ctx,
             rows_paths=[Path(p) for p in rows_paths],

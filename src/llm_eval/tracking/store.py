@@ -197,13 +197,11 @@ def parent_run_id(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
 def _create_parent(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
     from mlflow.entities import Param
 
-    label = ctx.exp_name or (ctx.git_commit or "no-commit")[:10]
-    tags = {
-        **ctx.base_tags(),
-        "llm_eval.stage": PARENT_STAGE,
-        "mlflow.runName": f"pipeline {label}",
-    }
-    run = with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=f"pipeline {label}"))
+    name = f"pipeline {ctx.label()}"
+    tags = {**ctx.base_tags(), "llm_eval.stage": PARENT_STAGE, "mlflow.runName": name}
+    run = with_retry(
+        lambda: client.create_run(exp_id, start_time=ctx.started_ms, tags=tags, run_name=name)
+    )
     params = [Param(key, value) for key, value in pipeline_params(ctx.params).items()]
     log_batch(client, run.info.run_id, params=params)
     return str(run.info.run_id)
@@ -221,6 +219,7 @@ def log_batch(
         with_retry(partial(client.log_batch, run_id, metrics=chunk))
 
 
-def touch_parent(client: MlflowClient, parent_id: str) -> None:
-    """Mark the parent finished, ending now: each stage that joins it moves its end time."""
-    with_retry(lambda: client.set_terminated(parent_id, "FINISHED"))
+def touch_parent(client: MlflowClient, parent_id: str, end_ms: int | None = None) -> None:
+    """Mark the parent finished, ending when this stage's work ended (`end_ms`; None: now):
+    each stage that joins it moves its end time. It started when its first stage did."""
+    with_retry(lambda: client.set_terminated(parent_id, "FINISHED", end_ms))
