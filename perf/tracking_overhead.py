@@ -1,117 +1,201 @@
-"""What MLflow tracking adds to a 2,000-row run, and to the `score` stage that follows it.
+"""What MLflow tracking adds to a run on the default (direct) route, and to the `score` stage.
 
-A copy of the suite runs `mock-varied` over every active benchmark for as many epochs as make
-about 2,000 rows (4 epochs of 521 tasks: 2,084 rows) with tracking off, then on (a fresh
-SQLite store each time, created by a `validate` first, so the one-off schema set-up is not
-counted), `--repeat` times each,
-keeping the fastest of each (noise on a shared machine only adds time). With tracking on,
-`run` logs its MLflow run and one trace per row; `score` then logs one assessment per row.
+A suite of `--requests` single-turn tasks (2,000 by default) runs against a local
+OpenAI-compatible stub (its own process, its CPU not counted; `--latency` 0.1 s) through the
+direct route (`provider: openai_compatible`) at `--concurrency` 64 in flight, with tracking
+off and on in alternation (the first of the pair swaps each round). CPU is the whole
+process's user + system time from the kernel (`wait4`), children it waited for included, so
+work moved to a helper process is still counted. The store exists before timing starts (a
+tracked `validate` creates it once), as in daily use.
 
-    uv run python perf/tracking_overhead.py --repeat 3
-    uv run python perf/tracking_overhead.py --repeat 1 --stub-latency 0.1   # the bar: <= 1.2
+The `score` stage is timed the same way on the run's rows, and on a 10-row file: the small
+file's on-minus-off is the stage's fixed tracking cost (importing MLflow, opening the store,
+the runs), the large one adds the per-row work (one verdict per row).
 
-`--stub-latency S` runs a model behind the local OpenAI-compatible stub (its own process,
-answering after S seconds) through LiteLLM instead of the mock: a run that waits on the
-network, as real models do, rather than one that keeps the CPU busy.
+    uv run python perf/tracking_overhead.py                  # 3 rounds, medians
+    uv run python perf/tracking_overhead.py --rounds 1       # one look
+
+The bars (issue: tracking nearly free): run CPU on/off <= 1.2, fixed score cost <= 2 s;
+`--check` exits 1 when a bar is missed.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
-import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TARGET_ROWS = 2000
+
+STUB_SERVER = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from tests.support.openai_stub import StubConfig, start_stub
+stub = start_stub(StubConfig(latency_s=float(sys.argv[1])))
+print(stub.base_url, flush=True)
+while True:
+    time.sleep(3600)
+"""
 
 
-def suite_copy(directory: Path, stub_url: str | None) -> Path:
-    root = directory / "suite"
-    root.mkdir()
-    shutil.copy(REPO / "params.yaml", root / "params.yaml")
-    shutil.copytree(REPO / "configs", root / "configs")
-    shutil.copytree(REPO / "data", root / "data")
-    if stub_url is not None:
-        with (root / "configs" / "models.yaml").open("a", encoding="utf-8") as handle:
-            handle.write(
-                f"\n  stub:\n    provider: litellm\n    model: openai/stub-model\n"
-                f"    api_base: {stub_url}\n    api_key_env: STUB_API_KEY\n"
-            )
-    return root
+@dataclass(frozen=True)
+class Measurement:
+    """Wall and CPU seconds (user + system, waited-for children included) of one process."""
+
+    wall_s: float
+    cpu_s: float
 
 
-def timed(root: Path, tracking: bool, *args: str) -> float:
+def start_stub_process(latency_s: float) -> tuple[subprocess.Popen[str], str]:
+    """The stub in its own process (its CPU is not the harness's); returns it and its URL."""
+    script = STUB_SERVER.format(repo=str(REPO))
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(latency_s)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    base_url = process.stdout.readline().strip()
+    if not base_url:
+        process.kill()
+        raise RuntimeError("the stub server did not start")
+    return process, base_url
+
+
+def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:
+    """A config root: one benchmark of `requests` single-turn tasks, the stub on the direct
+    route, tracking into `<root>/mlruns`."""
+    (root / "configs").mkdir(parents=True)
+    (root / "data").mkdir()
+    with (root / "data" / "load.jsonl").open("w") as handle:
+        for i in range(requests):
+            task = {"id": f"t{i}", "task_type": "single_turn", "answer": "42",
+                    "question": f"Request {i}: what is 6 x 7?"}  # fmt: skip
+            handle.write(json.dumps(task) + "\n")
+    params = {
+        "run": {"models": ["direct"], "benchmarks": ["load"]},
+        "tracking": {"enabled": True},
+        "runner": {
+            "global_limit": concurrency,
+            "per_model_limit": concurrency,
+            "max_attempts": 1,
+            "cache": False,
+            "request_timeout_s": 60,
+        },  # fmt: skip
+    }
+    models = {"models": {"direct": {"provider": "openai_compatible", "model": "openai/stub",
+                                    "api_base": base_url}}}  # fmt: skip
+    (root / "params.yaml").write_text(json.dumps(params))
+    bench = {"benchmarks": {"load": {"path": "data/load.jsonl", "task_type": "single_turn",
+                                     "scorer": "numeric", "prompt": "default"}}}  # fmt: skip
+    (root / "configs" / "benchmarks.yaml").write_text(json.dumps(bench))
+    (root / "configs" / "prompts.yaml").write_text(json.dumps({"prompts": {"default": {}}}))
+    (root / "configs" / "tools.yaml").write_text(json.dumps({"tools": {}}))
+    (root / "configs" / "models.yaml").write_text(json.dumps(models))
+
+
+def llm_eval(root: Path, tracking: bool, *args: str) -> Measurement:
+    """`llm-eval ARGS` in `root` to its end; CPU from the kernel (`wait4`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "DVC_"))}
-    env["LLM_EVAL_TRACKING"] = "1" if tracking else "0"
-    env["STUB_API_KEY"] = "sk-tracking-overhead-000000000"
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    command = [str(Path(sys.executable).parent / "llm-eval"), *args]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{done.stdout}{done.stderr}")
-    return elapsed
+    env.update({"LLM_EVAL_TRACKING": "1" if tracking else "0",
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # fmt: skip
+    with tempfile.TemporaryFile("w+") as stderr:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "llm_eval.cli", *args],
+            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=stderr,
+        )  # fmt: skip
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        stderr.seek(0)
+        errors = stderr.read()
+    if os.waitstatus_to_exitcode(status) != 0 or "warning" in errors.lower():
+        raise SystemExit(f"llm-eval {' '.join(args)} (tracking {tracking}) failed:\n{errors}")
+    return Measurement(wall, usage.ru_utime + usage.ru_stime)
 
 
-def one_round(directory: Path, tracking: bool, stub_url: str | None) -> tuple[float, float, int]:
-    """Seconds of `run` and of `score`, and the rows the run wrote."""
-    root = suite_copy(directory, stub_url)
-    model = "stub" if stub_url else "mock-varied"
-    # An existing store, as in daily use: creating the SQLite schema takes a few seconds once
-    # (the `validate` stage, tracked when it writes its JSON, creates it).
-    timed(root, tracking, "validate", "--json", "validation.json")
-    run = timed(root, tracking, "run", "--model", model, "--epochs", str(epochs(root)),
-                "--no-cache", "--output", "t.jsonl")  # fmt: skip
-    score = timed(root, tracking, "score", "--results", "t.jsonl", "--output", "s.jsonl")
-    rows = sum(1 for _ in (root / "t.jsonl").open())
-    shutil.rmtree(root)
-    return run, score, rows
+def one_round(root: Path, index: int, tracking: bool) -> dict[str, Measurement]:
+    """The run, the score of its rows, and the score of a 10-row file."""
+    name = f"{'on' if tracking else 'off'}{index}"
+    measured = {
+        "run": llm_eval(
+            root,
+            tracking,
+            "run",
+            "--model",
+            "direct",
+            "--benchmark",
+            "load",
+            "--no-cache",
+            "--fail-on-error",
+            "0",
+            "--output",
+            f"{name}.jsonl",
+        ),  # fmt: skip
+    }
+    small = root / f"{name}-small.jsonl"
+    small.write_text("".join((root / f"{name}.jsonl").open().readlines()[:10]))
+    measured["score"] = llm_eval(root, tracking, "score", "--results", f"{name}.jsonl")
+    measured["score 10 rows"] = llm_eval(root, tracking, "score", "--results", small.name)
+    return measured
 
 
-def epochs(root: Path) -> int:
-    """Epochs that make about TARGET_ROWS rows of the suite's active tasks."""
-    sys.path.insert(0, str(REPO / "src"))
-    from llm_eval.config.validation import validate
-
-    report = validate(str(root))
-    assert report.config is not None
-    tasks = sum(report.task_counts[name] for name in report.config.active_benchmarks())
-    return max(1, round(TARGET_ROWS / tasks))
+def median(runs: list[dict[str, Measurement]], what: str) -> Measurement:
+    return Measurement(
+        statistics.median(r[what].wall_s for r in runs),
+        statistics.median(r[what].cpu_s for r in runs),
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--stub-latency", type=float, default=None)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--check", action="store_true", help="exit 1 when a bar is missed")
     args = parser.parse_args()
-    best: dict[bool, tuple[float, float]] = {}
-    with tempfile.TemporaryDirectory() as directory, contextlib.ExitStack() as stack:
-        stub_url = None
-        if args.stub_latency is not None:
-            sys.path.insert(0, str(REPO))
-            from tests.support.openai_stub import start_stub
-
-            stub_url = stack.enter_context(start_stub(latency_s=args.stub_latency)).base_url
-        for index in range(args.repeat):
-            for tracking in (False, True):
-                run, score, rows = one_round(Path(directory), tracking, stub_url)
-                label = "on " if tracking else "off"
-                print(
-                    f"  round {index + 1}, tracking {label}: run {run:6.2f} s, score {score:5.2f} s"
-                )
-                previous = best.get(tracking, (float("inf"), float("inf")))
-                best[tracking] = (min(previous[0], run), min(previous[1], score))
-    off, on = best[False], best[True]
-    print(f"{rows} rows, best of {args.repeat}:")
-    print(f"  run   tracking off {off[0]:6.2f} s, on {on[0]:6.2f} s, ratio {on[0] / off[0]:.2f}")
-    print(f"  score tracking off {off[1]:6.2f} s, on {on[1]:6.2f} s, ratio {on[1] / off[1]:.2f}")
+    stub, base_url = start_stub_process(args.latency)
+    runs: dict[bool, list[dict[str, Measurement]]] = {False: [], True: []}
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            root = Path(directory)
+            write_suite(root, base_url, args.requests, args.concurrency)
+            llm_eval(root, True, "validate", "--json", "validation.json")  # creates the store
+            for index in range(args.rounds):
+                order = (False, True) if index % 2 == 0 else (True, False)
+                for tracking in order:
+                    runs[tracking].append(one_round(root, index, tracking))
+                    line = ", ".join(f"{what} {m.wall_s:5.2f} s wall {m.cpu_s:5.2f} s CPU"
+                                     for what, m in runs[tracking][-1].items())  # fmt: skip
+                    print(f"  round {index + 1} tracking {'on ' if tracking else 'off'}: {line}",
+                          flush=True)  # fmt: skip
+    finally:
+        stub.kill()
+        stub.wait()
+    load = os.getloadavg()[0]
+    print(f"\n{args.requests} requests, direct route, {args.concurrency} in flight, stub "
+          f"{args.latency} s; median of {args.rounds} round(s); load {load:.1f}")  # fmt: skip
+    print("| stage | CPU off s | CPU on s | CPU on/off | wall off s | wall on s |")
+    print("|-------|-----------|----------|------------|------------|-----------|")
+    for what in ("run", "score", "score 10 rows"):
+        off, on = median(runs[False], what), median(runs[True], what)
+        print(f"| {what} | {off.cpu_s:.2f} | {on.cpu_s:.2f} | {on.cpu_s / off.cpu_s:.2f} | "
+              f"{off.wall_s:.2f} | {on.wall_s:.2f} |")  # fmt: skip
+    run_ratio = median(runs[True], "run").cpu_s / median(runs[False], "run").cpu_s
+    fixed = median(runs[True], "score 10 rows").cpu_s - median(runs[False], "score 10 rows").cpu_s
+    fixed_wall = (
+        median(runs[True], "score 10 rows").wall_s - median(runs[False], "score 10 rows").wall_s
+    )
+    print(f"run CPU on/off {run_ratio:.2f} (bar 1.2); score's fixed tracking cost "
+          f"{fixed:.2f} s CPU, {fixed_wall:.2f} s wall (bar 2 s)")  # fmt: skip
+    if args.check and (run_ratio > 1.2 or fixed > 2.0):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,9 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> Figures:
     client = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("llm-eval")
     assert experiment is not None
-    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    runs = {  # `<stage>:<model> @ <label>`: the label tells pipeline executions apart
+        r.info.run_name.split(" @ ")[0]: r for r in client.search_runs([experiment.experiment_id])
+    }
     pipeline = [r for name, r in runs.items() if name not in ("score:a", "report")]
     assert len(pipeline) == 1, list(runs)
     return Figures(

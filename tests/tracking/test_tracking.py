@@ -142,8 +142,10 @@ def test_each_stage_is_one_run_tagged_and_nested(tracked: Tracked) -> None:
         assert tags["git.commit"] == "unknown"  # the copy is not a git repository
         assert tags["dvc.exp_name"] == ""
         assert child.info.status == "FINISHED"
-    assert run.info.run_name == "run:mock-varied"
-    assert score.info.run_name == "score:mock-varied"
+    label = parent.info.run_name.removeprefix("pipeline ")
+    assert label == f"no-commit-{parent.data.tags['llm_eval.pipeline_key'][:6]}"  # no git
+    assert run.info.run_name == f"run:mock-varied @ {label}"
+    assert score.info.run_name == f"score:mock-varied @ {label}"
     assert run.data.tags["llm_eval.source"] == "cli"  # not run by DVC
     assert parent.info.status == "FINISHED"
 
@@ -347,6 +349,7 @@ def test_concurrent_stages_share_a_fresh_store(tracked: Tracked, tmp_path: Path)
         "score",
         "score",
     ]
+    assert len({r.info.run_name for r in runs}) == 4  # two executions, told apart by name
 
 
 def test_parent_key_separates_executions() -> None:
@@ -382,3 +385,12 @@ def test_span_plan_places_tool_calls_after_their_model_call(tracked: Tracked) ->
     assert len(llm) > 1 and tools[-1].end_ns <= llm[-1].start_ns + 10**9
     assert plan.root.start_ns <= min(s.start_ns for s in plan.children)
     assert plan.root.end_ns >= max(s.end_ns for s in plan.children)
+
+
+def test_the_parent_run_carries_each_models_headline(tracked: Tracked) -> None:
+    """The runs list shows parent runs first (children folded): the headline is there."""
+    metrics = tracked.run_of("pipeline").data.metrics
+    headline = json.loads((tracked.root / "m.json").read_text(encoding="utf-8"))
+    for key, value in headline.items():
+        if value is not None:
+            assert metrics[f"mock-varied/{key}"] == pytest.approx(value), key

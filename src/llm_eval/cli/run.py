@@ -235,7 +235,7 @@ def execute_run(options: RunOptions) -> int:
     )
     from llm_eval.tracking import prepare_tracking, track_stage
 
-    tracked = prepare_tracking(config.root)
+    tracked = prepare_tracking(config.root, preload=False)  # no MLflow beside the requests
     made_now: set[tuple[str, str, str, int]] = set()  # keys of rows this run wrote
     runner.on_row = lambda row: made_now.add(row.key)
     previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt)

@@ -28,6 +28,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -48,10 +49,15 @@ __all__ = [
 ]
 
 
-def prepare_tracking(config_root: Path | str = ".") -> bool:
+def prepare_tracking(config_root: Path | str = ".", *, preload: bool = True) -> bool:
     """Whether the stage will be tracked; if so, check the store first (an unusable one
-    raises `UsageError` within seconds) and start loading MLflow in the background, so the
-    stage's own work hides that second or two instead of waiting for it at the end."""
+    raises `UsageError` within seconds).
+
+    `preload`: start loading MLflow in a background thread, so a stage whose own work is
+    local (score, track) hides that second or two. `run` passes False: a thread importing
+    MLflow beside the request loop took CPU from it (1.8x the run's CPU in all); MLflow
+    loads there only after the last request, to write the record from the rows.
+    """
     root = Path(config_root)
     params = read_params(root)
     if not tracking_enabled(root, params):
@@ -61,9 +67,10 @@ def prepare_tracking(config_root: Path | str = ".") -> bool:
 
     uri, _ = store_locations(repo_root(root.resolve()))
     check_store(uri)
-    global _loader
-    _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)
-    _loader.start()
+    if preload:
+        global _loader
+        _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)
+        _loader.start()
     return True
 
 
@@ -109,6 +116,7 @@ def track_stage(
     are new, not repairs); `tables`: artifact path -> columns, logged as MLflow tables on
     the stage's run (the report's per-item table). Never raises for a tracking failure.
     """
+    ended_ms = int(time.time() * 1000)  # the stage's work is done; logging is not the stage
     root = Path(config_root)
     params = read_params(root)
     if not tracking_enabled(root, params):
@@ -118,7 +126,7 @@ def track_stage(
         from llm_eval.tracking.context import build_context
         from llm_eval.tracking.stages import log_stage
 
-        ctx = build_context(stage, root, params or {})
+        ctx = build_context(stage, root, params or {}, ended_ms=ended_ms)
         return log_stage(
             ctx,
             rows_paths=[Path(p) for p in rows_paths],
@@ -130,8 +138,14 @@ def track_stage(
             tables=tables,
         )
     except Exception as exc:  # tracking must never fail a stage
+        later = ""
+        if rows_paths:  # `track` writes the traces (and verdicts) of trace files later
+            scored = " --scored" if stage == "score" else ""
+            files = " ".join(str(path) for path in rows_paths)
+            later = f"; the files are complete, `llm-eval track{scored} {files}` records them later"
         message = error_line(exc)
-        print(f"warning: MLflow tracking of stage {stage!r} failed: {message}", file=sys.stderr)
+        print(f"warning: MLflow tracking of stage {stage!r} failed: {message}{later}",
+              file=sys.stderr)  # fmt: skip
         return []
 
 

@@ -1,4 +1,5 @@
-"""Check the MLflow record of a trace file: one trace per row, one current verdict per trace.
+"""Check the MLflow record of a trace file: one trace per row, one current verdict per trace,
+and that verdict the one the file holds for the row today.
 
 Read through MLflow's public search only (not the writers' own queries), so it checks what a
 user of the UI or of `MlflowClient` sees: traces are found by the key tags every trace carries
@@ -35,6 +36,8 @@ class Audit:
     missing_verdicts: int = 0
     duplicate_verdicts: int = 0
     contradictory_verdicts: int = 0
+    differing_verdicts: int = 0
+    """Traces whose current scorer's verdict is not the row's verdict in the file."""
     human_not_in_file: int = 0
     """People's verdicts in MLflow that reviews/verdicts.jsonl does not hold (pull them)."""
     missing_human: int = 0
@@ -47,6 +50,7 @@ class Audit:
             + self.duplicate_traces
             + self.missing_verdicts
             + self.duplicate_verdicts
+            + self.differing_verdicts
             + self.human_not_in_file
             + self.missing_human
         )
@@ -61,7 +65,8 @@ class Audit:
             text += (
                 f", {self.missing_verdicts} missing verdict(s), "
                 f"{self.duplicate_verdicts} trace(s) with more than one current verdict "
-                f"({self.contradictory_verdicts} contradictory)"
+                f"({self.contradictory_verdicts} contradictory), "
+                f"{self.differing_verdicts} verdict(s) differ from the file"
             )
             if self.human_not_in_file or self.missing_human:
                 text += (
@@ -94,9 +99,10 @@ def audit_rows(
                 by_key.setdefault(key, []).append(info)
     keys = list(dict.fromkeys(trace_key(row) for row in rows))
     counts = [len(by_key.get(key, [])) for key in keys]
-    missing_verdicts = duplicates = contradictory = not_in_file = missing_human = 0
+    missing_verdicts = duplicates = contradictory = differing = not_in_file = missing_human = 0
     if scored:
         by_trace: dict[str, list[Any]] = {}
+        row_of = {trace_key(row): row for row in rows}
         for key in keys:
             everyone = [
                 assessment
@@ -110,6 +116,7 @@ def audit_rows(
             missing_verdicts += not current and key in by_key
             duplicates += len(current) > 1
             contradictory += len(values) > 1
+            differing += any(_verdict(a) != _expected(row_of[key]) for a in current)
         not_in_file, missing_human = human_faults(rows, by_trace, reviews or {})
     return Audit(
         source=source,
@@ -121,9 +128,19 @@ def audit_rows(
         missing_verdicts=missing_verdicts,
         duplicate_verdicts=duplicates,
         contradictory_verdicts=contradictory,
+        differing_verdicts=differing,
         human_not_in_file=not_in_file,
         missing_human=missing_human,
     )
+
+
+def _expected(row: TraceRow) -> str:
+    """The scorer's verdict on the row's trace, as `_verdict` states it, that the file implies:
+    the row's verdict (True only for `correct`; unsure is False), or an error for a row
+    without one (`assessments.verdict_feedback` writes the same)."""
+    if row.status == "error" or row.score is None:
+        return f"error:{row.error.kind if row.error else 'unscored'}"
+    return repr(row.status == "correct")
 
 
 def _verdict(assessment: Any) -> str:

@@ -48,6 +48,20 @@ class StageContext:
     baseline_rev: str | None
     pipeline_key: str
     extra_tags: dict[str, str] = field(default_factory=dict)
+    started_ms: int | None = None
+    """When the stage's process started (ms since the epoch): its runs start then, not when
+    logging began; None: MLflow's default (now)."""
+    ended_ms: int | None = None
+    """When the stage's own work ended, before any logging: its runs end then."""
+
+    def label(self) -> str:
+        """What tells this pipeline execution apart in run names: the DVC experiment's name,
+        else the commit's and the parent key's first characters (two executions of one
+        commit with other params or in other `dvc repro` calls get other keys)."""
+        if self.exp_name:
+            return self.exp_name
+        commit = self.git_commit[:7] if self.git_commit else "no-commit"
+        return f"{commit}-{self.pipeline_key[:6]}"
 
     def base_tags(self) -> dict[str, str]:
         """Tags every run of this execution carries (stage and model are added per run)."""
@@ -174,8 +188,29 @@ def pipeline_key(commit: str | None, exp_name: str | None, digest: str, invocati
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
-def build_context(stage: str, config_root: Path | str, params: dict[str, Any]) -> StageContext:
-    """Resolve every location and identity of one stage execution."""
+def process_started_ms() -> int | None:
+    """When this process started, from the kernel (/proc): the stage's real start, whatever
+    ran before tracking was imported; None where /proc does not tell."""
+    stat = _proc_stat(os.getpid())
+    try:
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        ticks = int(stat[19]) if stat else None
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    if ticks is None:
+        return None
+    return int((boot + ticks / os.sysconf("SC_CLK_TCK")) * 1000)
+
+
+def build_context(
+    stage: str, config_root: Path | str, params: dict[str, Any], ended_ms: int | None = None
+) -> StageContext:
+    """Resolve every location and identity of one stage execution (`ended_ms`: when its
+    work ended, if it is logged as a run)."""
     root = Path(config_root).resolve()
     repo = repo_root(root)
     uri, artifacts = store_locations(repo)
@@ -195,6 +230,8 @@ def build_context(stage: str, config_root: Path | str, params: dict[str, Any]) -
         dvc_stage=os.environ.get("DVC_STAGE") or None,
         baseline_rev=os.environ.get("DVC_EXP_BASELINE_REV") or None,
         pipeline_key=pipeline_key(commit, exp_name, params_digest(root), invocation_id()),
+        started_ms=process_started_ms() if ended_ms is not None else None,
+        ended_ms=ended_ms,
     )
 
 

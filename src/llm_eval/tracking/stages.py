@@ -29,11 +29,38 @@ VERDICT_STAGES = frozenset({"score"})
 still missing first)."""
 
 
+HTTP_BOUNDS = {
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+}
+"""MLflow's HTTP settings for a tracking server, unless the environment sets its own.
+
+MLflow's defaults (120 s per request, 7 retries with backoff) held a stage whose server
+accepted connections and never answered for 20 minutes. With these, one request gives up
+after about 32 s (three tries of 10 s), the stage's logging stops at its first failure, and
+the stage ends with one warning line; `llm-eval track` writes the record later."""
+
+
 def quiet_mlflow() -> None:
-    """Keep MLflow's and Alembic's info chatter out of the stage's output."""
+    """Bound MLflow's HTTP calls and keep its chatter out of the stage's output.
+
+    Call before the first MLflow call: it imports MLflow, which sets up its loggers at
+    import, and only then sets their levels.
+    """
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    for name, value in HTTP_BOUNDS.items():
+        os.environ.setdefault(name, value)
+    import mlflow  # noqa: F401
+
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # A locked or failing database: MLflow logs the SQLAlchemy traceback at ERROR, then raises
+    # the error, which the caller retries (`store.with_retry`, one line about the lock) or
+    # reports in one warning line. The traceback adds nothing but noise.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
+    # urllib3 announces every retry of a request that timed out.
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
 def log_stage(
@@ -69,7 +96,7 @@ def log_stage(
             ]
             if ctx.stage == "report" and metrics:
                 store.log_batch(client, parent, metrics=_metric_list(metrics))
-        store.touch_parent(client, parent)
+        store.touch_parent(client, parent, ctx.ended_ms)
     return run_ids
 
 
@@ -113,12 +140,16 @@ def _log_model_run(
     from llm_eval.reporting.metrics import benchmark_metrics, headline_metrics
 
     run_id = open_model_run(client, ctx, exp_id, parent, model, rows[0])
-    with _finishing(client, run_id, status):
+    with _finishing(client, run_id, status, ctx.ended_ms):
         # The headline as top-level metrics (the runs list's columns compare models), the
         # per-benchmark numbers as `<benchmark>/<metric>`.
         per_benchmark = benchmark_metrics(rows)
-        numbers = {**headline_metrics(rows, per_benchmark.get("overall")), **per_benchmark}
-        store.log_batch(client, run_id, metrics=_metric_list(numbers))
+        headline = headline_metrics(rows, per_benchmark.get("overall"))
+        store.log_batch(client, run_id, metrics=_metric_list({**headline, **per_benchmark}))
+        if status == "FINISHED":
+            # The runs list shows the parent runs, children folded under them: the parent
+            # carries each model's headline as `<model>/<metric>` (as `report` logs it).
+            store.log_batch(client, parent, metrics=_metric_list({model: headline}))
         store.with_retry(lambda: client.log_table(run_id, task_table(rows), f"tasks/{model}.json"))
         _log_artifacts(client, run_id, artifacts)
     return run_id
@@ -148,7 +179,8 @@ def _reconcile(
 def open_model_run(
     client: MlflowClient, ctx: StageContext, exp_id: str, parent: str, model: str, row: TraceRow
 ) -> str:
-    """Create a model's run `<stage>:<model>` under the parent, with its tags and params."""
+    """Create a model's run `<stage>:<model> @ <label>` under the parent, with its tags and
+    params (the label tells pipeline executions apart: `StageContext.label`)."""
     from mlflow.entities import Param
 
     tags = {
@@ -158,7 +190,7 @@ def open_model_run(
         "llm_eval.simulated": str(row.simulated).lower(),
         "mlflow.parentRunId": parent,
     }
-    run_id = _create_run(client, exp_id, f"{ctx.stage}:{model}", tags)
+    run_id = _create_run(client, exp_id, f"{ctx.stage}:{model} @ {ctx.label()}", tags, ctx)
     params = [Param(key, value) for key, value in stage_params(ctx.params, [model]).items()]
     store.log_batch(client, run_id, params=params)
     return run_id
@@ -179,8 +211,8 @@ def _log_plain_run(
     tags = {**ctx.base_tags(), "mlflow.parentRunId": parent}
     if models:
         tags["llm_eval.model"] = ",".join(models)
-    run_id = _create_run(client, exp_id, ctx.stage, tags)
-    with _finishing(client, run_id):
+    run_id = _create_run(client, exp_id, f"{ctx.stage} @ {ctx.label()}", tags, ctx)
+    with _finishing(client, run_id, end_ms=ctx.ended_ms):
         run = ctx.params.get("run")
         run = run if isinstance(run, dict) else {}
         logged = safe_params(
@@ -194,23 +226,35 @@ def _log_plain_run(
     return run_id
 
 
-def _create_run(client: MlflowClient, exp_id: str, name: str, tags: dict[str, str]) -> str:
-    run = store.with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=name))
+def _create_run(
+    client: MlflowClient, exp_id: str, name: str, tags: dict[str, str], ctx: StageContext
+) -> str:
+    """A run that starts when the stage's process started (not when logging began)."""
+    run = store.with_retry(
+        lambda: client.create_run(exp_id, start_time=ctx.started_ms, tags=tags, run_name=name)
+    )
     return str(run.info.run_id)
 
 
 class _finishing:
-    """Context manager: the run ends with `status` (FINISHED), or FAILED if logging it raised."""
+    """Context manager: the run ends with `status` (FINISHED), or FAILED if logging it raised,
+    at `end_ms` (when the stage's work ended; None: now)."""
 
-    def __init__(self, client: MlflowClient, run_id: str, status: str = "FINISHED") -> None:
-        self.client, self.run_id, self.status = client, run_id, status
+    def __init__(
+        self,
+        client: MlflowClient,
+        run_id: str,
+        status: str = "FINISHED",
+        end_ms: int | None = None,
+    ) -> None:
+        self.client, self.run_id, self.status, self.end_ms = client, run_id, status, end_ms
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         status = self.status if exc_type is None else "FAILED"
-        store.with_retry(lambda: self.client.set_terminated(self.run_id, status))
+        store.with_retry(lambda: self.client.set_terminated(self.run_id, status, self.end_ms))
 
 
 def _metric_list(data: Mapping[str, Any]) -> list[Any]:

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -46,15 +47,31 @@ def is_locked_error(exc: BaseException) -> bool:
 
 
 def with_retry(action: Callable[[], T], attempts: int = RETRY_ATTEMPTS, base_s: float = 0.2) -> T:
-    """Run `action`; on a locked database wait (exponential backoff, jitter) and try again."""
+    """Run `action`; on a locked database wait (exponential backoff, jitter) and try again.
+
+    The first wait of the process says so in one line (a program such as a `sqlite3` shell
+    or a long `mlflow ui` query holds the file); a lock that outlasts the retries raises.
+    """
     for attempt in range(1, attempts + 1):
         try:
             return action()
         except Exception as exc:
             if attempt == attempts or not is_locked_error(exc):
                 raise
+            _say_locked()
             time.sleep(min(base_s * 2 ** (attempt - 1), 5.0) * (0.5 + random.random()))
     raise AssertionError("unreachable")
+
+
+_said_locked = False
+
+
+def _say_locked() -> None:
+    global _said_locked
+    if not _said_locked:
+        _said_locked = True
+        print("MLflow store is locked by another program; waiting for it and retrying",
+              file=sys.stderr)  # fmt: skip
 
 
 def lock_directory(ctx: StageContext) -> Path | None:
@@ -180,13 +197,11 @@ def parent_run_id(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
 def _create_parent(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
     from mlflow.entities import Param
 
-    label = ctx.exp_name or (ctx.git_commit or "no-commit")[:10]
-    tags = {
-        **ctx.base_tags(),
-        "llm_eval.stage": PARENT_STAGE,
-        "mlflow.runName": f"pipeline {label}",
-    }
-    run = with_retry(lambda: client.create_run(exp_id, tags=tags, run_name=f"pipeline {label}"))
+    name = f"pipeline {ctx.label()}"
+    tags = {**ctx.base_tags(), "llm_eval.stage": PARENT_STAGE, "mlflow.runName": name}
+    run = with_retry(
+        lambda: client.create_run(exp_id, start_time=ctx.started_ms, tags=tags, run_name=name)
+    )
     params = [Param(key, value) for key, value in pipeline_params(ctx.params).items()]
     log_batch(client, run.info.run_id, params=params)
     return str(run.info.run_id)
@@ -204,6 +219,7 @@ def log_batch(
         with_retry(partial(client.log_batch, run_id, metrics=chunk))
 
 
-def touch_parent(client: MlflowClient, parent_id: str) -> None:
-    """Mark the parent finished, ending now: each stage that joins it moves its end time."""
-    with_retry(lambda: client.set_terminated(parent_id, "FINISHED"))
+def touch_parent(client: MlflowClient, parent_id: str, end_ms: int | None = None) -> None:
+    """Mark the parent finished, ending when this stage's work ended (`end_ms`; None: now):
+    each stage that joins it moves its end time. It started when its first stage did."""
+    with_retry(lambda: client.set_terminated(parent_id, "FINISHED", end_ms))
