@@ -45,6 +45,7 @@ BLIND_SETS = {
         "blind_round8",
         "blind_round9",
         "blind_round10",
+        "blind_round11",
     )
 }
 LABELS = ("correct", "incorrect", "ambiguous")

@@ -1,10 +1,10 @@
 """Class `hedge`: an uncertainty or approximation marker on the committed answer.
 
 A reply that finds the key but says it only approximately ("Περίπου 530.", "about 888",
-"18/03 ± 1 ημέρα"), only as a guess ("my best guess is 57447, but it may be wrong") or only
-as a probability («Μάλλον ναι.», "Probably Mia.") has not committed to it: careful graders
-refuse it in every labelled set. A belief marker ("I think", «νομίζω») on an otherwise
-committed answer is milder: unsure, class `hedge`. Every marker is listed in
+"18/03 ± 1 ημέρα") or only as a guess ("my best guess is 57447, but it may be wrong") has not
+committed to it: careful graders refuse it in every labelled set. One candidate offered as
+probable («Μάλλον ναι.», "Probably Mia.") or with a belief marker ("I think", «νομίζω») is
+milder, and graders part on it: unsure, class `hedge`. Every marker is listed in
 `HEDGE_MARKERS`, with the verdict it gives.
 
 Where a marker counts: an approximation, a tolerance or a guess anywhere in the committed
@@ -103,8 +103,10 @@ HEDGE_MARKERS: dict[str, HedgeClass] = {
         ),
     ),
     "probability": HedgeClass(
-        "incorrect",
-        "the answer offered as probable, not stated: «μάλλον», «ίσως», 'probably', 'maybe'",
+        "unsure",
+        "the answer offered as probable, not stated: «μάλλον», «ίσως», 'probably', 'maybe'; "
+        "graders part on one candidate offered as probable («Πιθανότατα Ευρυδίκη.»): some "
+        "refuse it, others read a committed answer with a mild hedge",
         (
             r"probably",
             r"maybe",

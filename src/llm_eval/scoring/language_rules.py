@@ -100,7 +100,8 @@ def yes_no_rule(ctx: Context) -> Outcome:
             continue
         # "όχι, δεν είναι ναι" is a no that quotes a yes, not a list: only "ή"/"or" or
         # "yes and no" hedge.
-        if is_hedged(text, near=_is_polar, lists=False) or says_both(text):
+        polar = {polarity(word) for word in tokens(text)} - {None}
+        if (len(polar) > 1 and is_hedged(text, near=_is_polar, lists=False)) or says_both(text):
             return vetoed(f"the {where} hedges between yes and no: {text!r}", "hedged")
         if len(set(clause_polarities(text))) > 1 and (has_hedge_cue(text) or conditions(text)):
             # «Μάλλον ναι, αλλά μπορεί και όχι»: both, each hedged or under a condition.

@@ -156,7 +156,23 @@ def undecided(ctx: Context) -> Outcome:
         return doubtful(
             "paraphrase", f"{head!r} may put the open answer {ctx.answer!r} in other words"
         )
+    if _key_elsewhere(ctx):
+        # «Από το κατάστημα στην πόλη (Λ. Ικάρου 48). Ο κ. Δημάκης ενημέρωσε…»: the answer in
+        # a sentence the rules did not take for the committed one, with no decoy committed.
+        return doubtful(
+            "several_candidates", f"the reply names {ctx.answer!r} outside its answer {head!r}"
+        )
     return passed(f"no rule found {ctx.answer!r} in {head!r}")
+
+
+def _key_elsewhere(ctx: Context) -> bool:
+    """Whether the reply's final text names the key (any accepted form) outside the span."""
+    text = ctx.extraction.text
+    return any(
+        offers(tokens(answer), text, transliterate=ctx.transliterates)
+        for answer in ctx.key.answers
+        if content_tokens(answer)
+    )
 
 
 def _statement(text: str) -> bool:

@@ -27,6 +27,7 @@ from llm_eval.scoring.matchers import (
     answer_date,
     answer_number,
     numbers_in,
+    tokens_equal,
 )
 from llm_eval.scoring.normalize import has_greek, tokens
 from llm_eval.scoring.numeric import expected_value
@@ -36,9 +37,20 @@ from llm_eval.scoring.unsure import name_form_outcome, open_answer, undecided
 def several_answers_rule(ctx: Context) -> Outcome:
     """Closing answer lines with different answers («Απάντηση: Πάτρα» / «Απάντηση: Βόλος»)."""
     answers = several_answers(ctx.extraction.text)
-    if answers:
+    if answers and not _one_answer_in_two_scripts(answers):
         return vetoed(f"the closing answer lines give {list(answers)}", "several_answers")
     return passed("one closing answer")
+
+
+def _one_answer_in_two_scripts(answers: tuple[str, ...]) -> bool:
+    """«Απάντηση: Στέλλα» over "Answer: Stella": one answer, written in two scripts."""
+    written = [tokens(answer) for answer in answers]
+    first = written[0]
+    return all(
+        len(other) == len(first)
+        and all(tokens_equal(a, b, transliterate=True) for a, b in zip(first, other, strict=True))
+        for other in written[1:]
+    )
 
 
 def range_rule(ctx: Context) -> Outcome:
