@@ -110,8 +110,11 @@ class RunnerConfig(_Strict):
     fail_on_error: float = Field(
         0.2, ge=0, le=1, description="Share of error rows above which `run` exits non-zero."
     )
-    ramp_up_interval_s: float = Field(
-        0.015, ge=0, description="Spacing of the first wave of task starts (0: no ramp-up)."
+    ramp_up_starts_per_s: float = Field(
+        1000.0, ge=0, description="Pace of the first wave of task starts (0: no ramp-up)."
+    )
+    ramp_up_burst: int = Field(
+        16, gt=0, description="Starts of the first wave let through at once before the pace."
     )
     tool_max_rounds: int = Field(6, gt=0, description="Model turns in one tool-calling loop.")
     max_response_chars: int = Field(

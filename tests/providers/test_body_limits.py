@@ -144,14 +144,19 @@ def test_a_bomb_is_one_error_row_and_the_harness_stays_small(
 
 def test_the_error_is_permanent() -> None:
     from llm_eval.providers.litellm_client import classify_exception
-    from llm_eval.providers.openai_errors import classify_sdk_error
+    from llm_eval.providers.openai_compatible import OpenAICompatibleProvider
+    from llm_eval.schemas import ModelConfig
 
+    direct = OpenAICompatibleProvider(
+        ModelConfig(provider="openai_compatible", model="openai/m", api_base="http://h:1/v1")
+    )
+    too_large = ResponseTooLarge("reply body too large: more than 5 bytes decoded")
     try:
         try:
-            raise ResponseTooLarge("reply body too large: more than 5 bytes decoded")
+            raise too_large
         except ResponseTooLarge as cause:
             raise RuntimeError("Connection error.") from cause
-    except RuntimeError as wrapped:
-        for classify in (classify_sdk_error, classify_exception):
-            error: ProviderError = classify(wrapped)
-            assert (error.kind, error.transient) == ("response_too_large", False)
+    except RuntimeError as wrapped:  # LiteLLM re-raises it in its own types
+        errors: list[ProviderError] = [classify_exception(wrapped), direct._failure(too_large)]
+    for error in errors:
+        assert (error.kind, error.transient) == ("response_too_large", False)

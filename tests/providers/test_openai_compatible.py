@@ -1,4 +1,4 @@
-"""The direct OpenAI-compatible route, piece by piece: request, reply, errors, clients, config.
+"""The direct OpenAI-compatible route, piece by piece: request, reply, errors, session, config.
 
 Each piece on its own; `tests/runner/test_provider_routes.py` proves the whole route writes
 the LiteLLM route's rows against a real server.
@@ -11,18 +11,22 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx2
-import openai
+import aiohttp
 import pytest
 
 from llm_eval.config.validation import validate
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest
+from llm_eval.providers.chat_completions import (
+    OPENROUTER_BASE,
+    endpoint_base,
+    error_reply_message,
+    parse_reply,
+    request_body,
+    status_error,
+)
 from llm_eval.providers.failures import retry_after_from_headers
-from llm_eval.providers.openai_clients import close_clients, shared_client
-from llm_eval.providers.openai_errors import classify_sdk_error
-from llm_eval.providers.openai_reply import parse_reply
-from llm_eval.providers.openai_request import OPENROUTER_BASE, endpoint_base, request_body
+from llm_eval.providers.http_transport import close_sessions, shared_session
 from llm_eval.providers.registry import create_provider, provider_names
 from llm_eval.schemas import ModelConfig
 from tests.support.openai_stub import http_date
@@ -162,11 +166,12 @@ def test_an_unusable_reply_is_a_transient_error(raw: bytes, kind: str) -> None:
 # -- errors ----------------------------------------------------------------------------------
 
 
-def status_exception(status: int, body: dict[str, Any], headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
-    response = httpx2.Response(status, headers=headers or {}, json=body, request=request)
-    client = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:1/v1")
-    return client._make_status_error_from_response(response)
+def status_exception(
+    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> ProviderError:
+    """What the protocol makes of an HTTP error reply with this status, body and headers."""
+    message, error = error_reply_message(status, json.dumps(body).encode())
+    return status_error(status, message, (headers or {}).get, error)
 
 
 def error_body(message: str, code: str | None = None) -> dict[str, Any]:
@@ -184,7 +189,7 @@ def error_body(message: str, code: str | None = None) -> dict[str, Any]:
 def test_a_rate_limit_is_transient_with_its_retry_after(
     headers: dict[str, str], seconds: float | None
 ) -> None:
-    error = classify_sdk_error(status_exception(429, error_body("slow down"), headers))
+    error = status_exception(429, error_body("slow down"), headers)
     assert (error.kind, error.transient, error.status_code) == ("rate_limit", True, 429)
     assert error.retry_after_s == seconds
 
@@ -214,33 +219,45 @@ def test_retry_after_as_an_http_date_counts_down_to_that_moment() -> None:
 def test_http_errors_are_classified_as_on_the_litellm_route(
     status: int, body: dict[str, Any], kind: str, transient: bool
 ) -> None:
-    error = classify_sdk_error(status_exception(status, body))
+    error = status_exception(status, body)
     assert (error.kind, error.transient, error.status_code) == (kind, transient, status)
 
 
+def test_an_error_reply_is_worded_as_the_sdk_words_it() -> None:
+    message, error = error_reply_message(404, json.dumps(error_body("no such model")).encode())
+    assert message == "Error code: 404 - no such model" and isinstance(error, dict)
+    assert error_reply_message(502, b"<html>bad gateway</html>") == (
+        "Error code: 502", "<html>bad gateway</html>"
+    )  # fmt: skip
+
+
 def test_timeouts_and_connection_errors_are_transient_and_keys_are_redacted() -> None:
-    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
-    timeout = classify_sdk_error(openai.APITimeoutError(request))
-    assert (timeout.kind, timeout.transient) == ("timeout", True)
     secret = "sk-abcdef0123456789abcdef"
-    failed = openai.APIConnectionError(message=f"refused with {secret}", request=request)
-    connection = classify_sdk_error(failed, secret)
-    assert (connection.kind, connection.transient) == ("connection", True)
-    assert secret not in connection.message
+    provider: Any = create_provider(model())
+    provider._key = secret
+    timeout = provider._failure(aiohttp.ServerTimeoutError("read timed out"))
+    assert (timeout.kind, timeout.transient) == ("timeout", True)
+    dropped = provider._failure(aiohttp.ServerDisconnectedError())
+    assert (dropped.kind, dropped.transient) == ("connection", True)
+    assert dropped.message.startswith("Connection error: ServerDisconnectedError")
+    refused = provider._failure(aiohttp.ClientOSError(111, f"refused with {secret}"))
+    assert (refused.kind, refused.transient) == ("connection", True)
+    assert secret not in refused.message
+    bad_url = provider._failure(aiohttp.InvalidURL("nowhere"))
+    assert (bad_url.kind, bad_url.transient) == ("config_error", False)
 
 
-# -- clients ---------------------------------------------------------------------------------
+# -- session ---------------------------------------------------------------------------------
 
 
-def test_one_client_per_endpoint_and_key_closed_at_the_end() -> None:
-    async def scenario() -> None:
-        first = shared_client("http://127.0.0.1:1/v1", "k")
-        assert shared_client("http://127.0.0.1:1/v1", "k") is first
-        other = shared_client("http://127.0.0.1:1/v1", "other")
-        assert other is not first
-        await close_clients()
-        assert first.is_closed() and other.is_closed()
-        assert shared_client("http://127.0.0.1:1/v1", "k") is not first
-        await close_clients()
+def test_one_session_per_event_loop_closed_at_the_end() -> None:
+    async def scenario() -> aiohttp.ClientSession:
+        first = shared_session()
+        assert shared_session() is first
+        await close_sessions()
+        assert first.closed and shared_session() is not first
+        await close_sessions()
+        return first
 
-    asyncio.run(scenario())
+    first = asyncio.run(scenario())
+    assert first.closed

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from llm_eval.providers.openai_reply import usage_of
+from llm_eval.providers.chat_completions import usage_of
 from llm_eval.providers.usage_counts import cost
 from llm_eval.schemas import ModelConfig
 

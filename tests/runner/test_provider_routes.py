@@ -166,3 +166,51 @@ def test_a_run_on_the_direct_route_never_imports_litellm(stub_root, tmp_path: Pa
     assert result.returncode == 0, result.stderr[-2000:]
     assert "litellm loaded: False" in result.stdout, result.stdout[-2000:]
     assert len(read_rows(out)) == 8 and stub.total_requests == 8
+
+
+CLIENT_HEADERS = {"host", "content-length", "user-agent", "accept-encoding", "connection"}
+"""Headers each HTTP client sets about itself: its name and version (LiteLLM's openai SDK adds
+its `x-stainless-*` family), how it frames and compresses bytes. No setting decides them."""
+
+
+def settings_headers(headers: Any) -> dict[str, str]:
+    return {
+        name.lower(): value
+        for name, value in headers.items()
+        if name.lower() not in CLIENT_HEADERS and not name.lower().startswith("x-stainless")
+    }
+
+
+def test_both_routes_send_the_same_request_for_the_same_settings(stub_root, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, stub = stub_root
+    settings = """    reasoning_effort: high
+    extra_params:
+      top_p: 0.5
+      extra_headers:
+        X-Team: evals
+        X-Title: llm-eval
+      extra_body:
+        min_p: 0.1
+"""
+    received: dict[str, list[Any]] = {}
+    for provider in ROUTES:
+        stub.reset()
+        set_route(root, stub, provider)
+        models = root / "configs" / "models.yaml"
+        models.write_text(models.read_text(encoding="utf-8") + settings, encoding="utf-8")
+        config = load_config(root)
+        runner = EvaluationRunner(
+            config, ["stub"], ["sample_tools"], tmp_path / f"{provider}.jsonl", use_cache=False
+        )
+        asyncio.run(runner.run())
+        received[provider] = sorted(stub.received, key=lambda r: repr(r.body))
+    litellm, direct = received["litellm"], received["openai_compatible"]
+    assert len(direct) == len(litellm) >= 4  # two tool tasks, two turns each
+    for sent_direct, sent_litellm in zip(direct, litellm, strict=True):
+        assert sent_direct.path == sent_litellm.path
+        assert sent_direct.body == sent_litellm.body
+        assert settings_headers(sent_direct.headers) == settings_headers(sent_litellm.headers)
+    first = direct[0]
+    assert first.headers["X-Team"] == "evals" and "extra_headers" not in (first.body or {})
+    assert first.body is not None and first.body["min_p"] == 0.1
+    assert first.headers["Authorization"] == f"Bearer {SECRET}"

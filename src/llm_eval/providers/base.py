@@ -9,15 +9,6 @@ from typing import Any, ClassVar
 from llm_eval.redaction import register_secret, secret_settings
 from llm_eval.schemas import ModelConfig, Usage
 
-SAME_WIRE_ROUTES = {"openai_compatible": "litellm"}
-"""Providers that send a model entry's request unchanged to the same endpoint as another:
-the reply does not depend on which of them sent it, so they share cache keys and resumes."""
-
-
-def wire_route(provider: str) -> str:
-    """The provider whose requests `provider`'s are identical to (itself if none)."""
-    return SAME_WIRE_ROUTES.get(provider, provider)
-
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -55,14 +46,15 @@ class ChatRequest:
     epoch: int = 0
     hint: TaskHint | None = None
 
-    def cache_payload(self) -> dict[str, Any]:
-        """Everything that determines the answer: the response-cache key is its hash."""
+    def cache_payload(self, wire: str) -> dict[str, Any]:
+        """Everything that determines the answer: the response-cache key is its hash.
+
+        `wire` is the protocol the provider speaks (`Provider.wire_protocol`), not its name:
+        two providers that send the same request for an entry share its cached replies.
+        """
         return {
             "model": self.model_name,
-            "settings": {
-                **self.model.answer_settings(),
-                "provider": wire_route(self.model.provider),
-            },
+            "settings": {**self.model.answer_settings(), "provider": wire},
             "max_tokens": self.max_tokens,
             "messages": self.messages,
             "tools": self.tools,
@@ -107,6 +99,10 @@ class Provider:
     cacheable: bool = True
     #: Simulated providers get the task's expected answer (`ChatRequest.hint`); real ones never.
     simulated: ClassVar[bool] = False
+    #: The wire protocol the provider speaks (e.g. `chat_completions.PROTOCOL`). Providers
+    #: speaking one protocol send the same request for the same model entry, so a reply
+    #: cached or a row written by one serves the other. None: a protocol of its own.
+    wire_protocol: ClassVar[str | None] = None
 
     def __init__(self, model: ModelConfig) -> None:
         self.model = model

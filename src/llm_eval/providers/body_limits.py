@@ -2,9 +2,10 @@
 
 A hostile or broken endpoint can send a small gzip body that inflates a thousandfold, or a
 gigabyte of plain bytes fast enough that no timeout fires; read whole, either takes the
-harness's memory with it. Both routes (the `openai` SDK's httpx2 client and LiteLLM's httpx
-clients) hand every reply to `bound_response` before its body is read: the body is then
-decoded here in small steps, counted, and the read fails with `ResponseTooLarge` once it passes
+harness's memory with it. The direct route (`http_transport`, aiohttp) reads every body
+through `bounded_body`; LiteLLM's httpx clients hand every reply to `bound_response` before its
+body is read, which does the same. The body is then decoded here in small steps, counted, and
+the read fails with `ResponseTooLarge` once it passes
 `max_bytes` or inflates more than `max_ratio` times its compressed size. The call then ends as
 a `response_too_large` error row, never retried (the same server would send the same body).
 
@@ -54,6 +55,11 @@ def body_limits(limits: BodyLimits) -> Iterator[None]:
         yield
     finally:
         _LIMITS.reset(token)
+
+
+def current_limits() -> BodyLimits:
+    """The limits that apply to the reply being read now (the current task's)."""
+    return _LIMITS.get()
 
 
 class ResponseTooLarge(Exception):

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from llm_eval.errors import ProviderError
-from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, ToolCall
+from llm_eval.providers import chat_completions as protocol
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider
 from llm_eval.providers.body_limits import bound_litellm_transports, too_large_message
-from llm_eval.providers.failures import (
-    is_client_config_error,
-    is_transient_status,
-    retry_after_from_headers,
-)
-from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.failures import is_client_config_error
 from llm_eval.providers.reasoning import reasoning_params
 from llm_eval.providers.registry import register_provider
 from llm_eval.providers.usage_counts import cost as known_cost
-from llm_eval.providers.usage_counts import token_count, total_tokens
 from llm_eval.redaction import redact
-from llm_eval.schemas import ModelConfig, Usage
+from llm_eval.schemas import ModelConfig
 
 _litellm: Any = None
 
@@ -47,6 +42,10 @@ def load_litellm() -> Any:
 class LiteLLMProvider(Provider):
     """Any model LiteLLM can reach, including local OpenAI-compatible servers via `api_base`."""
 
+    #: LiteLLM sends an entry's settings as the direct route does and hands back its reply in
+    #: the chat-completions shape, whatever the provider behind it.
+    wire_protocol: ClassVar[str | None] = protocol.PROTOCOL
+
     @classmethod
     def config_problems(cls, model: ModelConfig) -> list[tuple[str | None, str]]:
         if not model.api_key_env and not model.api_base:
@@ -69,6 +68,9 @@ class LiteLLMProvider(Provider):
             **reasoning_params(self.model),
             **self.model.extra_params,
         }
+        extra_body = _extra_body(self.model)
+        if extra_body:
+            kwargs["extra_body"] = extra_body
         if request.tools:
             kwargs["tools"] = request.tools
         if self.model.temperature is not None:
@@ -91,49 +93,15 @@ class LiteLLMProvider(Provider):
         return self._parse(raw, latency)
 
     def _parse(self, raw: Any, latency: float) -> ChatResponse:
-        choices = getattr(raw, "choices", None) or []
-        if not choices:
-            raise ProviderError(
-                "empty_response", "the provider returned no choices", transient=True
-            )
-        message = choices[0].message
-        usage = self._usage(raw)
-        calls = [
-            ToolCall(call.id or f"call_{i}", call.function.name, call.function.arguments or "")
-            for i, call in enumerate(getattr(message, "tool_calls", None) or [])
-        ]
-        return ChatResponse(
-            content=message.content,
-            reasoning=getattr(message, "reasoning_content", None),
-            tool_calls=calls,
-            usage=usage,
-            finish_reason=choices[0].finish_reason,
-            latency_s=latency,
-        )
-
-    def _usage(self, raw: Any) -> Usage:
-        usage = getattr(raw, "usage", None)
-        if usage is None:
-            return Usage()
-        # Counts a provider misreports (negative, absurd) are unknown, never subtracted.
-        details = getattr(usage, "completion_tokens_details", None)
-        prompt = token_count(getattr(usage, "prompt_tokens", None))
-        completion = token_count(getattr(usage, "completion_tokens", None))
-        result = Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            reasoning_tokens=token_count(getattr(details, "reasoning_tokens", None))
-            if details
-            else None,
-            total_tokens=total_tokens(getattr(usage, "total_tokens", None), prompt, completion),
-        )
-        result.cost_usd = configured_cost(self.model, result)
-        if result.cost_usd is not None:
-            result.cost_source = "configured"
-        else:
-            result.cost_usd = self._table_cost(raw)
-            result.cost_source = "price table" if result.cost_usd is not None else None
-        return result
+        """LiteLLM's reply is normalised to the chat-completions shape: read by the protocol's
+        own reader, as the direct route reads its JSON. A cost the entry does not configure
+        comes from LiteLLM's price table."""
+        response = protocol.reply_from_data(raw.model_dump(warnings=False), self.model, latency)
+        usage = response.usage
+        if usage.cost_usd is None and getattr(raw, "usage", None) is not None:
+            usage.cost_usd = self._table_cost(raw)
+            usage.cost_source = "price table" if usage.cost_usd is not None else None
+        return response
 
     def _table_cost(self, raw: Any) -> float | None:
         # LiteLLM already priced the response from its table while building it; pricing it
@@ -143,38 +111,43 @@ class LiteLLMProvider(Provider):
         return known_cost(cost) if cost else None
 
 
+def _extra_body(model: ModelConfig) -> dict[str, Any]:
+    """The thinking switch's body fields and the entry's own `extra_body`, merged as the direct
+    route merges them (a plain `**` would let one replace the other)."""
+    merged: dict[str, Any] = {}
+    for params in (reasoning_params(model), model.extra_params):
+        extra = params.get("extra_body")
+        if isinstance(extra, dict):
+            merged.update(extra)
+    return merged
+
+
 def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:
-    """A LiteLLM / HTTP exception as a `ProviderError` that the retry policy understands."""
+    """A LiteLLM / HTTP exception, translated to what the server said (a status, a message,
+    headers) and judged by the protocol's rules, as the direct route's failures are."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     too_large = too_large_message(exc)
     if too_large is not None:
-        # The same server would send the same body again: no retry.
-        return ProviderError("response_too_large", redact(too_large)[:1000], transient=False)
+        return protocol.transport_error("response_too_large", redact(too_large)[:1000])
     message = redact(str(exc), [api_key] if api_key else None)[:1000]
-    retry_after = retry_after_from_headers(lambda name: _header(exc, name))
+    header = lambda name: _header(exc, name)  # noqa: E731
     if is_client_config_error(exc):
         # Raised before any byte was sent (LiteLLM wraps it as a 500): no retry can help.
-        return ProviderError("config_error", message, transient=False)
+        return protocol.transport_error("config_error", message)
     if "ContextWindowExceeded" in name or "context_length_exceeded" in message:
-        return ProviderError("context_length", message, transient=False, status_code=status or 400)
+        return protocol.status_error(400, message, header, {"code": "context_length_exceeded"})
     if "Timeout" in name:
-        return ProviderError("timeout", message, transient=True, status_code=status)
+        return protocol.transport_error("timeout", message, status)
     if name == "APIConnectionError" or "Connection error" in message:
-        return ProviderError("connection", message, transient=True, status_code=status)
+        return protocol.transport_error("connection", message, status)
     if "JSONDecodeError" in name or "Expecting value" in message or "Invalid JSON" in message:
-        return ProviderError("malformed_response", message, transient=True, status_code=status)
+        return protocol.transport_error("malformed_response", message, status)
     if status == 429 or "RateLimit" in name:
-        return ProviderError(
-            "rate_limit", message, transient=True, status_code=429, retry_after_s=retry_after
-        )
-    if is_transient_status(status):
-        return ProviderError(
-            f"http_{status}", message, transient=True, status_code=status, retry_after_s=retry_after
-        )
+        return protocol.status_error(429, message, header)
     if status is not None:
-        return ProviderError(f"http_{status}", message, transient=False, status_code=status)
+        return protocol.status_error(status, message, header)
     return ProviderError(name, message, transient=False)
 
 

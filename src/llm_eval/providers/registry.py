@@ -38,6 +38,15 @@ def create_provider(model: ModelConfig) -> Provider:
     return provider_class(model.provider)(model)
 
 
+def wire_protocol_of(name: str) -> str:
+    """The wire protocol provider `name` speaks: its class's `wire_protocol`, else its own
+    name (a protocol no other provider shares, or an unknown provider)."""
+    try:
+        return provider_class(name).wire_protocol or name
+    except ValueError:  # an unknown provider is reported by `validate`
+        return name
+
+
 def is_simulated(model: ModelConfig) -> bool:
     """Whether the entry's provider is simulated (it is given the expected answer): its
     numbers are not measurements, and reports say so. The provider class alone decides."""

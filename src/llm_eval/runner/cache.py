@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from llm_eval.providers.base import ChatRequest, ChatResponse, ToolCall
+from llm_eval.providers.registry import wire_protocol_of
 from llm_eval.schemas import Usage
 
 DEFAULT_CACHE_DIR = ".llm_eval_cache"
@@ -31,7 +32,8 @@ class ResponseCache:
         self.max_response_chars = max_response_chars
 
     def key(self, request: ChatRequest) -> str:
-        payload = {**request.cache_payload(), "max_response_chars": self.max_response_chars}
+        wire = wire_protocol_of(request.model.provider)
+        payload = {**request.cache_payload(wire), "max_response_chars": self.max_response_chars}
         text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -16,13 +16,15 @@ from llm_eval.config.run_inputs import question_digest
 from llm_eval.config.task_files import read_task_file
 from llm_eval.errors import ProviderError, UsageError
 from llm_eval.flows import FLOWS, FlowContext, FlowResult
-from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, wire_route
+from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint
 from llm_eval.providers.body_limits import BodyLimits
-from llm_eval.providers.registry import create_provider
+from llm_eval.providers.registry import create_provider, wire_protocol_of
 from llm_eval.redaction import redact, redact_data, redact_settings
 from llm_eval.runner.budget import Budget, SpendGate
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import ModelClient
+from llm_eval.runner.open_files import ensure_open_files
+from llm_eval.runner.ramp import StartBucket
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.resume import question_unchanged, regraded_under_current_key
 from llm_eval.runner.retry import AttemptLog, RetryPolicy
@@ -136,10 +138,12 @@ class EvaluationRunner:
             name: asyncio.Semaphore(min(runner.per_model_limit, client.limiter.ceiling))
             for name, client in self.clients.items()
         }
-        self._started = 0
-        self._next_start = 0.0
+        self._ramp = StartBucket(
+            runner.ramp_up_starts_per_s, runner.ramp_up_burst, runner.global_limit
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._unfinished: set[RowKey] = set()
+        self._settings: dict[tuple[str, str], dict[str, Any]] = {}
 
     def _clients(
         self, factory: Callable[[ModelConfig], Provider], cache: ResponseCache | None
@@ -214,6 +218,7 @@ class EvaluationRunner:
         )
 
     async def _run_locked(self) -> RunSummary:
+        ensure_open_files(self.config.runner.global_limit)
         items, kept = self._select_and_keep(self.plan())
         self.summary.rows_kept = len(kept)
         self.summary.statuses.update(row.status for row in kept.values())
@@ -327,7 +332,7 @@ class EvaluationRunner:
         async with self._global, self._per_model[item.model]:
             if self.summary.stop is not None:
                 return
-            await self._ramp_up()
+            await self._ramp.start()
             try:
                 row = await self._execute(item)
             except RunStopped:
@@ -434,24 +439,6 @@ class EvaluationRunner:
     def _stop_at_budget(self, why: str) -> None:
         self.request_stop(StopReason.budget(why))
 
-    async def _ramp_up(self) -> None:
-        """Stagger the first wave of tasks instead of firing them in one burst.
-
-        Tasks started together finish together, and their responses then queue behind one
-        another on the event loop, round after round. Spacing the first `global_limit` starts
-        by `ramp_up_interval_s` spreads the arrivals once; the spread then persists. It also
-        spares providers a thundering herd at the start of a run.
-        """
-        interval = self.config.runner.ramp_up_interval_s
-        if interval <= 0 or self._started >= self.config.runner.global_limit:
-            return
-        self._started += 1
-        now = time.monotonic()
-        slot = max(now, self._next_start)
-        self._next_start = slot + interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
-
     def _request(
         self, item: WorkItem, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> ChatRequest:
@@ -469,7 +456,19 @@ class EvaluationRunner:
     # ------------------------------------------------------------------ rows
 
     def _settings_of(self, model_name: str, benchmark: str) -> dict[str, Any]:
-        """What decides a row's answer besides the task: a resume must not mix two of these."""
+        """What decides a row's answer besides the task: a resume must not mix two of these.
+
+        Constant per model and benchmark, so made once for the pair (redacting and digesting
+        it for every row was a fifth of the direct route's CPU); callers get their own copy.
+        """
+        made = self._settings.get((model_name, benchmark))
+        if made is None:
+            made = self._settings[(model_name, benchmark)] = self._make_settings(
+                model_name, benchmark
+            )
+        return dict(made)
+
+    def _make_settings(self, model_name: str, benchmark: str) -> dict[str, Any]:
         model = self.config.models[model_name]
         bench = self.config.benchmarks[benchmark]
         prompt = self.config.prompts[model.prompt or bench.prompt].model_dump()
@@ -505,7 +504,9 @@ class EvaluationRunner:
         settings = self._settings_of(row.model, row.benchmark)
         # A row made on a route that sends the same request as this one is not a change.
         before = row.settings.get("provider")
-        if isinstance(before, str) and wire_route(before) == wire_route(settings["provider"]):
+        if isinstance(before, str) and wire_protocol_of(before) == wire_protocol_of(
+            settings["provider"]
+        ):
             settings["provider"] = before
         return settings
 
