@@ -10,6 +10,10 @@ Twists are counted too: «two entries swap places» may decide at most four task
 working-day counting. A task counts as a working-day date when its answer is a date (ΗΗ/ΜΜ with an
 optional year) and its passage names working days at all («εργάσιμ-», greeklish «ergasim-»,
 accents and case folded): a passage that names them is read as one where they may decide.
+«Who holds it now» (an object handed on until the question asks who has it, or where it is, at
+this moment) may close at most four tasks: the question after the passage asks (with «ποιος/ποια/ποιο»)
+who has/had it or where it is («έχει», «είχε», «βρίσκεται», «στα χέρια») at «αυτή τη στιγμή», «τη στιγμή» or
+«τώρα».
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from tests.config.test_greek_sets import ALL, passage
+from tests.config.test_greek_sets import ALL, passage, stem
 
 CEILING = 0.33
 STILL_TWINS = {
@@ -32,6 +36,12 @@ WORKING_DAY_DATES = 4
 working day), gm_338 (objections within ten working days), gm_357 (pay on the first working day)."""
 WORKING_DAYS = re.compile(r"εργασιμ|ergasim")
 DATE = re.compile(r"^\d{1,2}/\d{1,2}(?:/\d{4})?$")
+# Matched on folded text, where casefold turns a final «ς» into «σ».
+HOLDS_NOW = re.compile(
+    r"\bποι(?:οσ|α|ο|ον|ου)\b.*(?:"
+    r"(?:\bεχει|\bειχε|βρισκ|στα χερια).*(?:τη στιγμη|\bτωρα\b)"
+    r"|(?:τη στιγμη|\bτωρα\b).*(?:\bεχει|\bειχε|βρισκ|στα χερια))"
+)
 SWAP = re.compile(
     r"αλλαζουν θεση|αλλαξαν (?:μεταξυ του[σς]|θεση)|ανταλλασσ|αλλαζουν μεταξυ του[σς]|swap"
 )
@@ -95,3 +105,16 @@ def test_working_day_counting_decides_at_most_four_dates() -> None:
     counted = [task.id for task in ALL
                if DATE.match(task.answer) and WORKING_DAYS.search(fold(passage(task)))]  # fmt: skip
     assert len(counted) <= WORKING_DAY_DATES, counted
+
+
+def test_the_measure_finds_a_who_holds_it_now_question() -> None:
+    asks = ["Ποια έχει το δέμα τώρα;", "Σε ποιο μαγαζί βρίσκονται αυτή τη στιγμή τα κλειδιά;",
+            "Ποιος είχε το κλειδί τη στιγμή που το βρήκε η Δανάη;"]  # fmt: skip
+    others = ["Ποια μέρα έχει ρεπό η Πηνελόπη;", "Πόσα ευρώ έχει τώρα το ταμείο του σπιτιού;"]
+    assert all(HOLDS_NOW.search(fold(ask)) for ask in asks)
+    assert not any(HOLDS_NOW.search(fold(ask)) for ask in others)
+
+
+def test_who_holds_it_now_closes_at_most_four_tasks() -> None:
+    holds = [task.id for task in ALL if HOLDS_NOW.search(fold(stem(task)))]
+    assert len(holds) <= 4, holds
