@@ -14,6 +14,9 @@ accents and case folded): a passage that names them is read as one where they ma
 this moment) may close at most four tasks: the question after the passage asks (with «ποιος/ποια/ποιο»)
 who has/had it or where it is («έχει», «είχε», «βρίσκεται», «στα χέρια») at «αυτή τη στιγμή», «τη στιγμή» or
 «τώρα».
+The OCR swap (a scan that prints O or l for 0 or 1 inside numbers, left for the reader to undo)
+may be the twist of at most four tasks: a passage counts when two or more numbers in it hold a
+Latin or Greek «O» or a Latin «l» next to a digit (raw text; «3B» session codes do not count).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ HOLDS_NOW = re.compile(
     r"(?:\bεχει|\bειχε|βρισκ|στα χερια).*(?:τη στιγμη|\bτωρα\b)"
     r"|(?:τη στιγμη|\bτωρα\b).*(?:\bεχει|\bειχε|βρισκ|στα χερια))"
 )
+OCR_LOOKALIKE = re.compile(r"\d[OΟl]|[OΟl]\d")
 SWAP = re.compile(
     r"αλλαζουν θεση|αλλαξαν (?:μεταξυ του[σς]|θεση)|ανταλλασσ|αλλαζουν μεταξυ του[σς]|swap"
 )
@@ -118,3 +122,13 @@ def test_the_measure_finds_a_who_holds_it_now_question() -> None:
 def test_who_holds_it_now_closes_at_most_four_tasks() -> None:
     holds = [task.id for task in ALL if HOLDS_NOW.search(fold(stem(task)))]
     assert len(holds) <= 4, holds
+
+
+def test_the_measure_finds_an_ocr_swap() -> None:
+    assert len(OCR_LOOKALIKE.findall("Τρίτη 2Ο/l0, ώρα l8:3O")) >= 2
+    assert not OCR_LOOKALIKE.findall("Session 3B, Αίθουσα 2.1, 10:30, ΙΙ όροφος")
+
+
+def test_the_ocr_swap_is_the_twist_of_at_most_four_tasks() -> None:
+    scanned = [task.id for task in ALL if len(OCR_LOOKALIKE.findall(task.question)) >= 2]
+    assert len(scanned) <= 4, scanned
