@@ -11,9 +11,9 @@ working-day counting. A task counts as a working-day date when its answer is a d
 optional year) and its passage names working days at all («εργάσιμ-», greeklish «ergasim-»,
 accents and case folded): a passage that names them is read as one where they may decide.
 «Who holds it now» (an object handed on until the question asks who has it, or where it is, at
-this moment) may close at most four tasks: the question after the passage asks (with «ποιος/ποια/ποιο»)
-who has/had it or where it is («έχει», «είχε», «βρίσκεται», «στα χέρια») at «αυτή τη στιγμή», «τη στιγμή» or
-«τώρα».
+this moment) may close at most four tasks: the question after the passage asks, with
+«ποιος/ποια/ποιο», who has or had it or where it is («έχει», «είχε», «βρίσκεται», «στα χέρια»)
+at «αυτή τη στιγμή», «τη στιγμή» or «τώρα».
 The OCR swap (a scan that prints O or l for 0 or 1 inside numbers, left for the reader to undo)
 may be the twist of at most four tasks: a passage counts when two or more numbers in it hold a
 Latin or Greek «O» or a Latin «l» next to a digit (raw text; «3B» session codes do not count).
