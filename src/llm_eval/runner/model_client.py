@@ -8,6 +8,7 @@ provider may see: the task's expected answer (`TaskHint`) goes to simulated prov
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
 from llm_eval.providers.body_limits import BodyLimits, body_limits
+from llm_eval.providers.reply_errors import PARTIAL_CONTENT
 from llm_eval.redaction import redact
 from llm_eval.runner.cache import ResponseCache
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -142,24 +144,42 @@ def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
     Returns whether anything was cut. A provider can echo a key in any string it sends: its
     content, reasoning, finish reason, a tool call's id, name or arguments; none of those may
     reach a trace, the cache or MLflow. A lone surrogate (valid JSON, not UTF-8) is stored as
-    its escape text, so the row is kept.
+    its escape text, and a value of the wrong type (a null name, a list for content) as text,
+    so the row is kept whatever the server sent.
     """
     for attribute in fields(response):  # every text field, those added later too
         value = getattr(response, attribute.name)
-        if isinstance(value, str):
-            setattr(response, attribute.name, redact(value))
+        if isinstance(value, str) or (attribute.type == "str | None" and value is not None):
+            setattr(response, attribute.name, redact(_as_text(value)))
     cut = False
     if response.content is not None:
-        response.content, cut_content = _bounded(redact(response.content), max_chars)
+        response.content, cut_content = _bounded(response.content, max_chars)
         cut = cut or cut_content
     if response.reasoning is not None:
-        response.reasoning, cut_reasoning = _bounded(redact(response.reasoning), max_chars)
+        response.reasoning, cut_reasoning = _bounded(response.reasoning, max_chars)
         cut = cut or cut_reasoning
     response.tool_calls = [
-        ToolCall(redact(call.id), redact(call.name), redact(call.arguments)[:max_chars])
+        ToolCall(
+            redact(_as_text(call.id)),
+            redact(_as_text(call.name)),
+            redact(_as_text(call.arguments))[:max_chars],
+        )
         for call in response.tool_calls
     ]
     return cut
+
+
+def _as_text(value: object) -> str:
+    """A reply's value as text: a string as is, nothing as empty, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def partial_content(error: ProviderError, max_chars: int) -> str | None:
+    """The text generated before a provider reported `error`, as it may be stored."""
+    text = error.extra.get(PARTIAL_CONTENT)
+    return _bounded(redact(text), max_chars)[0] if text else None
 
 
 def _bounded(text: str, max_chars: int) -> tuple[str, bool]:
