@@ -442,6 +442,9 @@ class ErrorInfo(BaseModel):
     message: str
     status_code: int | None = None
     attempts: int = 0
+    partial_content: str | None = None
+    """Text the model generated before the provider reported the error: kept to read,
+    never scored."""
 
 
 class TraceRow(BaseModel):

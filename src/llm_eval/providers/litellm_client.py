@@ -17,6 +17,7 @@ from llm_eval.providers.failures import (
 from llm_eval.providers.pricing import configured_cost
 from llm_eval.providers.reasoning import reasoning_params
 from llm_eval.providers.registry import register_provider
+from llm_eval.providers.reply_errors import reply_failure
 from llm_eval.redaction import redact
 from llm_eval.schemas import ModelConfig, Usage
 
@@ -94,6 +95,9 @@ class LiteLLMProvider(Provider):
             raise ProviderError(
                 "empty_response", "the provider returned no choices", transient=True
             )
+        failure = reply_failure(_decoded_view(raw, choices[0]))
+        if failure is not None:
+            raise failure
         message = choices[0].message
         usage = self._usage(raw)
         calls = [
@@ -134,6 +138,20 @@ class LiteLLMProvider(Provider):
         hidden = getattr(raw, "_hidden_params", None) or {}
         cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
         return float(cost) if cost else None
+
+
+def _decoded_view(raw: Any, choice: Any) -> dict[str, Any]:
+    """What `reply_failure` reads, rebuilt from LiteLLM's reply: LiteLLM maps an unknown
+    finish reason to "stop" and moves the choice's `error` into `provider_specific_fields`."""
+    extra = getattr(choice, "provider_specific_fields", None) or {}
+    extra = extra if isinstance(extra, dict) else {}
+    message = getattr(choice, "message", None)
+    view_choice = {
+        "finish_reason": extra.get("native_finish_reason") or choice.finish_reason,
+        "error": extra.get("error") or getattr(choice, "error", None),
+        "message": {"content": getattr(message, "content", None)},
+    }
+    return {"error": getattr(raw, "error", None), "choices": [view_choice]}
 
 
 def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:

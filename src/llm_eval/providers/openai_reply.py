@@ -12,12 +12,16 @@ from typing import Any
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatResponse, ToolCall
 from llm_eval.providers.pricing import configured_cost
+from llm_eval.providers.reply_errors import reply_failure
 from llm_eval.schemas import ModelConfig, Usage
 
 
 def parse_reply(raw: bytes, model: ModelConfig, latency_s: float) -> ChatResponse:
     """The reply's first choice, usage and cost; a transient `ProviderError` if unusable."""
     data = _json_object(raw)
+    failure = reply_failure(data)
+    if failure is not None:
+        raise failure
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ProviderError("empty_response", "the provider returned no choices", transient=True)

@@ -21,7 +21,7 @@ from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
 from llm_eval.redaction import redact, redact_data, redact_settings
 from llm_eval.runner.cache import ResponseCache, cache_dir
-from llm_eval.runner.model_client import ModelClient
+from llm_eval.runner.model_client import ModelClient, partial_content
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.resume import question_unchanged, regraded_under_current_key
 from llm_eval.runner.retry import AttemptLog, RetryPolicy
@@ -556,5 +556,6 @@ class EvaluationRunner:
             message=redact(error.message)[:2000],
             status_code=error.status_code,
             attempts=row.attempts,
+            partial_content=partial_content(error, self.config.runner.max_response_chars),
         )
         return row.model_copy(update={"error": info})
