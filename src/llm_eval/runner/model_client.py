@@ -20,6 +20,7 @@ from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHin
 from llm_eval.providers.body_limits import BodyLimits, body_limits
 from llm_eval.providers.reply_errors import PARTIAL_CONTENT
 from llm_eval.redaction import redact
+from llm_eval.runner.breaker import CircuitBreaker
 from llm_eval.runner.cache import ResponseCache
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.retry import AttemptLog, RetryPolicy, call_with_retries
@@ -46,6 +47,7 @@ class ModelClient:
     rng: random.Random = field(default_factory=random.Random)
     max_response_chars: int = 1_000_000
     body_limits: BodyLimits = field(default_factory=BodyLimits)
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
 
     def request(self, request: ChatRequest, hint: TaskHint) -> ChatRequest:
         """`request` with the task hint attached only if the provider is simulated."""
@@ -78,22 +80,34 @@ class ModelClient:
         started_at, started_clock = _now(), time.perf_counter()
         queued = 0.0  # seconds spent waiting for a connection slot, over all attempts
 
+        def unless_endpoint_down() -> None:
+            if self.breaker.is_open:
+                log.attempts -= 1  # counted as it began, yet nothing is sent
+                self.breaker.check()
+
         async def attempt() -> ChatResponse:
             nonlocal queued
+            unless_endpoint_down()
             asked = time.perf_counter()
             async with self.limiter.slot():
                 queued += time.perf_counter() - asked
+                unless_endpoint_down()  # it may have opened while this attempt waited
                 self.counters.model_calls += 1
                 if started is not None:
                     started.attempts += 1
                 try:
                     async with asyncio.timeout(request.timeout_s):
                         with body_limits(self.body_limits):
-                            return await self.provider.complete(request)
+                            reply = await self.provider.complete(request)
                 except TimeoutError:
                     raise ProviderError(
                         "timeout", f"no complete reply within {request.timeout_s} s", transient=True
                     ) from None
+                except ProviderError as error:
+                    self.breaker.failed(error)
+                    raise
+                self.breaker.succeeded()
+                return reply
 
         def retried(error: ProviderError) -> None:
             if error.status_code == 429:

@@ -20,6 +20,7 @@ from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHin
 from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider
 from llm_eval.redaction import redact, redact_data, redact_settings
+from llm_eval.runner.breaker import CircuitBreaker
 from llm_eval.runner.cache import ResponseCache, cache_dir
 from llm_eval.runner.model_client import ModelClient, partial_content
 from llm_eval.runner.ratelimit import AdaptiveLimiter
@@ -156,6 +157,7 @@ class EvaluationRunner:
             clients[name] = ModelClient(
                 provider, self.policy, limiter, cache, self.summary.calls, rng,
                 self.config.runner.max_response_chars, body_limits,
+                CircuitBreaker(runner.endpoint_down_after),
             )  # fmt: skip
         return clients
 
