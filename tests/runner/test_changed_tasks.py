@@ -80,3 +80,18 @@ def test_the_report_leaves_out_rows_of_deleted_tasks(config_copy: Path, tmp_path
     assert "| 5 |" in model_line  # 8 rows less 2 of deleted tasks and 1 of a changed question
     assert "**INCOMPLETE**" in model_line and "sample_math: 3" in model_line
     assert "2 rows of tasks no longer in their task files" in coverage
+
+
+def test_resume_after_tasks_were_deleted_drops_their_rows_and_completes(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    root, out = config_copy, tmp_path / "t.jsonl"
+    _cli(root, "run", "--model", MODEL, "--benchmark", "sample_math", "--output", str(out))
+    tasks = root / "data" / "sample_math.jsonl"
+    tasks.write_text("".join(tasks.read_text(encoding="utf-8").splitlines(True)[2:]))
+    printed = _cli(root, "run", "--model", MODEL, "--benchmark", "sample_math", "--resume",
+                   "--output", str(out))  # fmt: skip
+    assert "2 rows dropped" in printed
+    assert len(read_rows(out)) == 6
+    coverage = _coverage(root, out)  # the record no longer owes the deleted tasks' rows
+    assert "INCOMPLETE" not in coverage and "complete" in coverage
