@@ -95,3 +95,17 @@ def test_resume_after_tasks_were_deleted_drops_their_rows_and_completes(
     assert len(read_rows(out)) == 6
     coverage = _coverage(root, out)  # the record no longer owes the deleted tasks' rows
     assert "INCOMPLETE" not in coverage and "complete" in coverage
+
+
+def test_score_metrics_leave_out_rows_of_deleted_and_changed_tasks(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    root, out, metrics = config_copy, tmp_path / "t.jsonl", tmp_path / "m.json"
+    _cli(root, "run", "--model", MODEL, "--benchmark", "sample_math", "--output", str(out))
+    _edit_tasks(root / "data" / "sample_math.jsonl", changed="math_003")
+    _cli(root, "score", "--results", str(out), "--metrics", str(metrics))
+    current = [row for row in read_rows(out) if row.task_id not in {"math_001", "math_002",
+                                                                     "math_003"}]  # fmt: skip
+    assert len(current) == 5
+    counted = json.loads(metrics.read_text(encoding="utf-8"))["tokens"]
+    assert counted == sum(row.usage.total_tokens or 0 for row in current)
