@@ -24,17 +24,16 @@ Questions = Mapping[str, Mapping[str, str]]
 def left_out(row: TraceRow, questions: Questions) -> str | None:
     """`gone` (its task left the file), `stale` (its question changed) or None (current).
 
-    Rows of a benchmark today's config does not know are kept: nothing says they are old.
+    Rows of a benchmark today's config does not know, and rows that recorded no question
+    digest (made before rows did, or by hand), are kept: nothing says they are old.
     """
     tasks = questions.get(row.benchmark)
-    if tasks is None:
+    if tasks is None or row.question_digest is None:
         return None
     digest = tasks.get(row.task_id)
     if digest is None:
         return "gone"
-    if row.question_digest is not None and row.question_digest != digest:
-        return "stale"
-    return None
+    return "stale" if row.question_digest != digest else None
 
 
 def checked_rows(

@@ -3,7 +3,8 @@
 A changed question or turns: the reply answers another question, so the row runs again. A
 changed key (answer, accepted forms, decoys, regex, script, format, or the benchmark's
 scorer): the reply still answers the question sent, so the row is rescored under today's key
-and not run again. Both are counted, so the run says so.
+and not run again. A deleted task: its rows leave the file (a resume or a rerun), and the run
+record stops owing them. Each is counted, so the run says so.
 """
 
 from __future__ import annotations
@@ -51,12 +52,13 @@ def task_still_listed(
     """Whether a row's task is still in its benchmark's file (every task, before filters).
 
     A row of a deleted task can be neither rerun nor counted: it leaves the results file.
-    Rows of benchmarks this run did not read are kept.
+    Rows of benchmarks this run did not read, and rows that recorded no question digest (as
+    `question_unchanged` keeps them), are kept.
     """
 
     def listed(row: TraceRow) -> bool:
         ids = task_ids.get(row.benchmark)
-        if ids is None or row.task_id in ids:
+        if ids is None or row.question_digest is None or row.task_id in ids:
             return True
         counts.dropped[(row.model, row.benchmark)] += 1
         return False
@@ -78,6 +80,8 @@ def rerun_gaps(
 
 
 class _Tally:
+    """Counts nobody reads: `rerun_gaps` needs the checks' verdicts, not their tallies."""
+
     def __init__(self) -> None:
         self.rows_stale = self.rows_regraded = 0
         self.dropped: Counter[tuple[str, str]] = Counter()
