@@ -107,6 +107,12 @@ class RunnerConfig(_Strict):
     backoff_base_s: float = Field(1.0, ge=0, description="First retry delay before jitter.")
     backoff_max_s: float = Field(30.0, ge=0, description="Largest delay between attempts.")
     retry_after_cap_s: float = Field(60.0, ge=0, description="Largest Retry-After honoured.")
+    endpoint_down_after: int = Field(
+        5,
+        gt=0,
+        description="Refused connections in a row after which a model's endpoint is taken as "
+        "down: its remaining tasks become `endpoint_down` error rows, for `--resume` to retry.",
+    )
     fail_on_error: float = Field(
         0.2, ge=0, le=1, description="Share of error rows above which `run` exits non-zero."
     )
@@ -418,6 +424,9 @@ class ErrorInfo(BaseModel):
     message: str
     status_code: int | None = None
     attempts: int = 0
+    partial_content: str | None = None
+    """Text the model generated before the provider reported the error: kept to read,
+    never scored."""
 
 
 class TraceRow(BaseModel):

@@ -171,6 +171,12 @@ def _check_fault(kind: str, server: StubServer, body: dict[str, Any]) -> None:
             json.loads(response.text)
     elif kind == "empty_choices":
         assert response.status_code == 200 and response.json()["choices"] == []
+    elif kind in ("error_200", "error_finish"):
+        assert response.status_code == 200 and response.json().get("error", True)
+        choices = response.json().get("choices") or [{"finish_reason": "error"}]
+        assert choices[0]["finish_reason"] == "error" or "error" in response.json()
+    elif kind == "surrogate_finish":
+        assert response.status_code == 200 and "\\ud83d" in response.text
     elif kind == "context_length":
         assert response.status_code == 400
         assert response.json()["error"]["code"] == "context_length_exceeded"

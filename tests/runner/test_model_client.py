@@ -83,3 +83,27 @@ async def test_waiting_for_a_slot_is_queue_time_not_latency() -> None:
     waited, served = sorted([*first, *second], key=lambda record: record.queue_s)[::-1]
     assert waited.queue_s >= 0.25 and served.queue_s < 0.05
     assert 0.25 <= waited.latency_s < 0.45, "the wait for the slot is not latency"
+
+
+def test_every_text_of_a_reply_is_made_writable_whatever_its_type() -> None:
+    import json
+
+    from llm_eval.providers.base import ChatResponse, ToolCall
+    from llm_eval.runner.model_client import sanitize_response
+
+    half = "\ud83d"
+    response = ChatResponse(
+        content=f"a{half}",
+        reasoning=f"r{half}",
+        finish_reason=f"stop{half}",
+        tool_calls=[ToolCall(f"id{half}", None, None)],  # type: ignore[arg-type]
+    )
+    sanitize_response(response, 1000)
+    calls = [vars(call) for call in response.tool_calls]
+    texts = [response.content, response.reasoning, response.finish_reason, calls]
+    json.dumps(texts, ensure_ascii=False).encode("utf-8")  # no lone surrogate is left
+    assert response.finish_reason == "stop\\ud83d"
+    assert response.tool_calls == [ToolCall("id\\ud83d", "", "")]
+    parts = ChatResponse(content=[{"type": "text", "text": "42"}])  # type: ignore[arg-type]
+    sanitize_response(parts, 1000)
+    assert parts.content == '[{"type": "text", "text": "42"}]'

@@ -46,7 +46,7 @@ ToolMode = Literal["call", "invalid_json", "ignore"]
 HTTP_FAULTS = ("429", "500", "502", "503", "504", "400", "401", "403", "404")
 FAULT_KINDS = frozenset(
     (*HTTP_FAULTS, "drop", "slow", "malformed_json", "empty_choices", "context_length",
-     "gzip_bomb", "huge_body")
+     "gzip_bomb", "huge_body", "error_200", "error_finish", "surrogate_finish")
 )  # fmt: skip
 _ANSWER_MARKER = re.compile(r"\[\[answer:(.*?)\]\]", re.DOTALL)
 _CREATED = 1_700_000_000  # fixed timestamp: identical requests give identical responses
@@ -78,7 +78,9 @@ class StubConfig:
     content as fast as the client reads; `echo_in_reply` puts the received Authorization header
     into every string field of a reply besides its content. `usage_fn`, given the request
     body, returns the `usage` object the reply sends instead of the stub's own (None: the
-    reply has no `usage`), as providers that misreport their usage do.
+    reply has no `usage`), as providers that misreport their usage do. `error_200` and
+    `error_finish` are HTTP 200 replies that carry an error (alone, or after partial content);
+    `surrogate_finish` is a normal reply with a lone surrogate in its finish reason.
     """
 
     latency_s: float = 0.0
@@ -440,6 +442,8 @@ class StubServer:
             return await self._huge_body(request, config.bomb_bytes)
         if fault == "malformed_json":
             return self._respond(200, json.dumps(_completion(config, body))[:40])
+        if fault in _REPLY_FAULTS:
+            return self._respond(200, _REPLY_FAULTS[fault](_completion(config, body)))
         completion = _completion(config, body)
         completion["choices"] = []  # "empty_choices"
         return self._respond(200, completion)
@@ -484,6 +488,35 @@ def _replace_usage(completion: Body, usage: Body | None) -> None:
     completion.pop("usage", None)
     if usage is not None:
         completion["usage"] = usage
+
+
+def _error_200(completion: Body) -> Body:
+    """HTTP 200 whose body is only an error object (OpenRouter's rate limit of a provider)."""
+    return {"error": {"code": 429, "message": "Provider rate limited upstream (stub)",
+                      "metadata": {"provider_name": "stub"}}}  # fmt: skip
+
+
+def _error_finish(completion: Body) -> Body:
+    """An error after generation started: partial content, `finish_reason: "error"`."""
+    choice = completion["choices"][0]
+    choice["message"]["content"] = "The answer is partial"
+    choice["finish_reason"] = "error"
+    choice["error"] = {"code": 502, "message": "Provider disconnected mid-stream (stub)"}
+    return completion
+
+
+def _surrogate_finish(completion: Body) -> Body:
+    """A lone surrogate in `finish_reason`: valid JSON, not encodable as UTF-8."""
+    completion["choices"][0]["finish_reason"] = "stop\ud83d"
+    return completion
+
+
+_REPLY_FAULTS: dict[str, Callable[[Body], Body]] = {
+    "error_200": _error_200,
+    "error_finish": _error_finish,
+    "surrogate_finish": _surrogate_finish,
+}
+"""Faults sent as HTTP 200 with a reply a server really sends (built from the normal one)."""
 
 
 @functools.cache

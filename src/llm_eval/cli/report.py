@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 from llm_eval.errors import UsageError
 from llm_eval.redaction import redact
+from llm_eval.reporting.task_check import checked_rows
 from llm_eval.runner.trace_io import dump_json, read_many
 from llm_eval.schemas import TraceRow
 
 if TYPE_CHECKING:
+    from llm_eval.config.validation import ValidationReport
     from llm_eval.reporting.plan import RunPlan
 
 PIPELINE_REPORT = Path("reports/report.md")
@@ -41,12 +43,16 @@ def default_destinations(
     return output, charts_dir
 
 
-def suite_facts(config_root: Path) -> tuple[dict[str, int], dict[str, str]] | None:
-    """From the config: task counts per benchmark (to spot missing rows) and each priced
-    model's configured prices with their source; None if there is no valid config."""
-    from llm_eval.config.validation import validate
+def suite_facts(
+    config_root: Path, report: ValidationReport | None = None
+) -> tuple[dict[str, int], dict[str, str]] | None:
+    """From the config (`report`, validated from `config_root` if not given): task counts per
+    benchmark (to spot missing rows) and each priced model's configured prices with their
+    source; None if there is no valid config."""
+    if report is None:
+        from llm_eval.config.validation import validate
 
-    report = validate(str(config_root))
+        report = validate(str(config_root))
     if report.config is None:
         return None
     prices = {
@@ -68,6 +74,7 @@ def execute_report(
     plots_data: Path | None = None,
 ) -> int:
     """Read rows, render charts (optional) and the Markdown report."""
+    from llm_eval.config.validation import validate
     from llm_eval.reporting.markdown import render_report
 
     for path in results:
@@ -76,6 +83,9 @@ def execute_report(
     rows = read_many(results)
     if not rows:
         raise UsageError("--results: the given files hold no rows")
+    # Rows of deleted tasks and of changed questions are left out of every figure below.
+    suite = validate(str(config_root))
+    rows, plan = checked_rows(rows, suite.questions, run_plan(results))
     chart_paths: dict[str, str] | None = None
     if charts_dir is not None:
         from llm_eval.reporting.charts import render_charts
@@ -84,7 +94,7 @@ def execute_report(
         chart_paths = {
             name: os.path.relpath(path, output.parent.resolve()) for name, path in written.items()
         }
-    facts = suite_facts(config_root)
+    facts = suite_facts(config_root, suite)
     present = {row.benchmark for row in rows}
     models = {row.model for row in rows}
     text = render_report(
@@ -94,7 +104,7 @@ def execute_report(
         expected_tasks={b: n for b, n in facts[0].items() if b in present} if facts else None,
         provenance=provenance(config_root),
         prices={m: p for m, p in facts[1].items() if m in models} if facts else None,
-        plan=run_plan(results),
+        plan=plan,
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")

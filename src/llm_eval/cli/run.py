@@ -291,6 +291,7 @@ def write_run_record(
     """
     from datetime import UTC, datetime
 
+    from llm_eval.runner.resume import plan_without_dropped
     from llm_eval.runner.run_record import (
         RunRecord,
         StopInfo,
@@ -302,7 +303,8 @@ def write_run_record(
     )
 
     earlier = read_record(output) if keep_plan else None
-    planned = merged_plan(earlier.planned if earlier else {}, summary.planned)
+    owed = plan_without_dropped(earlier.planned, summary.dropped) if earlier else {}
+    planned = merged_plan(owed, summary.planned)
     stop = None
     if summary.stop is not None and summary.pending:
         at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -370,6 +372,25 @@ def _print_stop(summary: RunSummary, options: RunOptions, output: Path) -> int:
     return summary.stop.exit_code
 
 
+def changed_tasks_lines(summary: RunSummary) -> list[str]:
+    """What an edited task file left in the results file, a line each."""
+    lines = []
+    if summary.dropped:
+        n = sum(summary.dropped.values())
+        lines.append(f"{n} {'row' if n == 1 else 'rows'} dropped: their tasks are no longer "
+                     "in their task files")  # fmt: skip
+    gaps = []
+    if summary.rerun_stale:
+        n = summary.rerun_stale
+        gaps.append(f"{n} {'row answers' if n == 1 else 'rows answer'} a changed question")
+    if summary.rerun_unplanned:
+        n = summary.rerun_unplanned
+        gaps.append(f"{n} {'task has' if n == 1 else 'tasks have'} no row")
+    if gaps:
+        lines.append(f"{' and '.join(gaps)}: the file is incomplete; --resume runs them")
+    return lines
+
+
 def _print_summary(summary: Any, fail_on_error: float) -> int:
     statuses = summary.statuses
     print(
@@ -386,6 +407,8 @@ def _print_summary(summary: Any, fail_on_error: float) -> int:
             f"{summary.rows_regraded} finished rows rescored, not run again: their task's "
             "answer key or scorer had changed"
         )
+    for line in changed_tasks_lines(summary):
+        print(line)
     for model, error in summary.first_errors.items():
         print(f"first error of {model}: {error.kind}: {error.message[:300]}")
     if summary.error_share() > fail_on_error:

@@ -57,9 +57,10 @@ def execute_score(
         people = sum(1 for row in rescored if row.score and row.score.source == "human")
         if people:
             print(f"{path}: {people} verdict(s) decided by people ({REVIEWS_FILE})")
-    per_benchmark = benchmark_metrics(all_rows)
+    counted = _current_rows(all_rows, config_root)  # every row is rescored; not all counted
+    per_benchmark = benchmark_metrics(counted)
     if metrics is not None:
-        dump_json(metrics, headline_metrics(all_rows, per_benchmark.get("overall")))
+        dump_json(metrics, headline_metrics(counted, per_benchmark.get("overall")))
     if details is not None:
         dump_json(details, per_benchmark)
     extra = [path for path in (metrics, details) if path is not None]
@@ -71,6 +72,14 @@ def execute_score(
             artifacts=extra,
         )
     return 0
+
+
+def _current_rows(rows: list[TraceRow], config_root: Path) -> list[TraceRow]:
+    """The rows metrics may count: not those of deleted tasks or changed questions."""
+    from llm_eval.config.validation import validate
+    from llm_eval.reporting.task_check import checked_rows
+
+    return checked_rows(rows, validate(str(config_root)).questions, None)[0]
 
 
 def _verdict_line(row: TraceRow) -> str:

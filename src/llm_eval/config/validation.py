@@ -19,6 +19,7 @@ from llm_eval.config.loading import (
     load_config,
     report_validation_error,
 )
+from llm_eval.config.run_inputs import question_digest
 from llm_eval.config.task_files import TaskFile, read_task_file
 from llm_eval.errors import ConfigError, Problem
 from llm_eval.flows.registry import flow_names
@@ -38,6 +39,8 @@ class ValidationReport:
     task_counts: dict[str, int] = field(default_factory=dict)
     categories: dict[str, frozenset[str]] = field(default_factory=dict)
     """The task categories of each benchmark, for `--include` / `--exclude`."""
+    questions: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Each benchmark's task ids and question digests, to find rows made from older files."""
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     """Things that work but are risky (a regex prone to catastrophic backtracking)."""
@@ -71,6 +74,7 @@ def validate(root: str = ".") -> ValidationReport:
         )
         report.task_counts[name] = len(task_file.tasks)
         report.categories[name] = frozenset(loaded.task.category for loaded in task_file.tasks)
+        report.questions[name] = {t.task.id: question_digest(t.task) for t in task_file.tasks}
         report.problems.extend(task_file.problems)
         report.warnings.extend(_regex_warnings(task_file))
         report.problems.extend(_expected_tool_problems(config, task_file))

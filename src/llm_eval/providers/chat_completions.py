@@ -23,6 +23,7 @@ from llm_eval.providers.base import ChatRequest, ChatResponse, ToolCall
 from llm_eval.providers.failures import is_transient_status, retry_after_from_headers
 from llm_eval.providers.pricing import configured_cost
 from llm_eval.providers.reasoning import reasoning_params
+from llm_eval.providers.reply_errors import reply_failure
 from llm_eval.providers.usage_counts import token_count, total_tokens
 from llm_eval.schemas import ModelConfig, Usage
 
@@ -130,6 +131,9 @@ def parse_reply(raw: bytes, model: ModelConfig, latency_s: float) -> ChatRespons
         raise malformed(f"Invalid JSON in the provider's reply: {exc}") from None
     if not isinstance(data, dict):
         raise malformed("Invalid JSON in the provider's reply: not an object")
+    failure = reply_failure(data)  # an error inside an HTTP 200 reply (OpenRouter documents it)
+    if failure is not None:
+        raise failure
     return reply_from_data(data, model, latency_s)
 
 

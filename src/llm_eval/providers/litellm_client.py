@@ -13,6 +13,7 @@ from llm_eval.providers.body_limits import bound_litellm_transports, too_large_m
 from llm_eval.providers.failures import is_client_config_error
 from llm_eval.providers.reasoning import reasoning_params
 from llm_eval.providers.registry import register_provider
+from llm_eval.providers.reply_errors import reply_failure
 from llm_eval.providers.usage_counts import cost as known_cost
 from llm_eval.redaction import redact
 from llm_eval.schemas import ModelConfig
@@ -96,6 +97,11 @@ class LiteLLMProvider(Provider):
         """LiteLLM's reply is normalised to the chat-completions shape: read by the protocol's
         own reader, as the direct route reads its JSON. A cost the entry does not configure
         comes from LiteLLM's price table."""
+        choices = getattr(raw, "choices", None) or []
+        if choices:
+            failure = reply_failure(_decoded_view(raw, choices[0]))
+            if failure is not None:
+                raise failure
         response = protocol.reply_from_data(raw.model_dump(warnings=False), self.model, latency)
         usage = response.usage
         if usage.cost_usd is None and getattr(raw, "usage", None) is not None:
@@ -120,6 +126,20 @@ def _extra_body(model: ModelConfig) -> dict[str, Any]:
         if isinstance(extra, dict):
             merged.update(extra)
     return merged
+
+
+def _decoded_view(raw: Any, choice: Any) -> dict[str, Any]:
+    """What `reply_failure` reads, rebuilt from LiteLLM's reply: LiteLLM maps an unknown
+    finish reason to "stop" and moves the choice's `error` into `provider_specific_fields`."""
+    extra = getattr(choice, "provider_specific_fields", None) or {}
+    extra = extra if isinstance(extra, dict) else {}
+    message = getattr(choice, "message", None)
+    view_choice = {
+        "finish_reason": extra.get("native_finish_reason") or choice.finish_reason,
+        "error": extra.get("error") or getattr(choice, "error", None),
+        "message": {"content": getattr(message, "content", None)},
+    }
+    return {"error": getattr(raw, "error", None), "choices": [view_choice]}
 
 
 def classify_exception(exc: Exception, api_key: str = "") -> ProviderError:

@@ -32,6 +32,7 @@ from llm_eval.reporting.md_items import resolution_section
 from llm_eval.reporting.md_ranking import (
     SharedTables,
     bottom_line_section,
+    incomplete_note,
     paired_section,
     suite_resolution,
 )
@@ -300,9 +301,9 @@ def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNo
     ]  # fmt: skip
     body = [_coverage_row(r, checked) for r in table.to_dict("records")]
     lines = ["## Errors and coverage", "", md_table(headers, body)]
-    incomplete = [r["display"] for r in table.to_dict("records") if not r["complete"]]
+    incomplete = [r for r in table.to_dict("records") if not r["complete"]]
     if incomplete:
-        lines += ["", _incomplete_note(incomplete)]
+        lines += ["", incomplete_note(incomplete)]
     if stops:
         lines += ["", *(f"- {md_code(s.results)}: {md_text(s.reason())} at {md_text(s.at)}."
                         for s in stops)]  # fmt: skip
@@ -332,15 +333,6 @@ def _coverage_row(r: Mapping[str, Any], checked: bool) -> list[str]:
         f"{correct} / {total}, {strict}",
         "complete" if r["complete"] else "**INCOMPLETE**",
     ]
-
-
-def _incomplete_note(models: Sequence[str]) -> str:
-    """Why some models are marked INCOMPLETE."""
-    names = ", ".join(escape(m) for m in models)
-    return (
-        f"**INCOMPLETE:** {names}. A model is incomplete when any row ended in an error or a "
-        "planned (or expected) row is missing; rerun with `--resume` to fill the gaps."
-    )
 
 
 def _epoch_section(frame: pd.DataFrame) -> str:

@@ -22,6 +22,7 @@ from llm_eval.reporting.md_format import (
     is_missing,
     md_table,
 )
+from llm_eval.reporting.plan import outdated_text
 from llm_eval.reporting.statistics import SIGNIFICANCE
 
 if TYPE_CHECKING:
@@ -123,6 +124,22 @@ def _stopped_lines(stops: Sequence[StopNote]) -> list[str]:
     return lines
 
 
+def incomplete_note(coverage: Sequence[Mapping[str, Any]]) -> str:
+    """Why the models of these coverage records are marked INCOMPLETE."""
+    names = ", ".join(escape(r["display"]) for r in coverage)
+    note = (
+        f"**INCOMPLETE:** {names}. A model is incomplete when any row ended in an error, a "
+        "planned (or expected) row is missing, or a row answers a task its file no longer "
+        "holds as it was; rerun with `--resume` to fill the gaps."
+    )
+    left_out = [f"{escape(r['display'])}: {outdated_text(r['outdated'])}"
+                for r in coverage if r.get("outdated")]  # fmt: skip
+    if left_out:
+        note += " Left out of every figure, as the task files changed since: "
+        note += "; ".join(left_out) + "."
+    return note
+
+
 def _incomplete_mark(coverage: Mapping[str, Any] | None) -> str:
     """` — **INCOMPLETE**: 40 of 156 rows done (missing ...; 3 error rows)`, or nothing."""
     if coverage is None or coverage["complete"]:
@@ -136,6 +153,8 @@ def _incomplete_mark(coverage: Mapping[str, Any] | None) -> str:
         parts.append(f"missing {listed}")
     if int(coverage["errors"]):
         parts.append(f"{int(coverage['errors'])} error rows")
+    if coverage.get("outdated"):
+        parts.append(f"left out: {outdated_text(coverage['outdated'])}")
     return f" — **INCOMPLETE**: {rows} of {planned} rows done ({'; '.join(parts)})"
 
 

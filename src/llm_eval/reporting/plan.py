@@ -33,6 +33,9 @@ class RunPlan:
 
     planned: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     stops: Sequence[StopNote] = ()
+    outdated: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Rows per model left out of every figure, by why: `gone` (the task left its file) or
+    `stale` (its question changed since); see `reporting.task_check`."""
 
     def missing(self, model: str, present: Mapping[str, int]) -> dict[str, int] | None:
         """Planned minus present rows per benchmark with a shortfall; None if unplanned."""
@@ -43,3 +46,15 @@ class RunPlan:
 
     def total(self, model: str) -> int:
         return sum(self.planned.get(model, {}).values())
+
+
+def outdated_text(counts: Mapping[str, int]) -> str:
+    """`2 rows of tasks no longer in their task files, 1 row answers a changed question`."""
+    parts = []
+    if counts.get("gone"):
+        n = counts["gone"]
+        parts.append(f"{n} {'row' if n == 1 else 'rows'} of tasks no longer in their task files")
+    if counts.get("stale"):
+        n = counts["stale"]
+        parts.append(f"{n} {'row answers' if n == 1 else 'rows answer'} a changed question")
+    return ", ".join(parts)

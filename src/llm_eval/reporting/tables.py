@@ -348,10 +348,10 @@ def coverage_table(
 ) -> pd.DataFrame:
     """Per model: rows, errors by kind, missing tasks per benchmark, both accuracies, status.
 
-    A model is complete only with no error rows and no missing rows. Missing rows are counted
-    against the run's plan (`plan`, from its run record) when there is one, else against
-    `expected_tasks` (distinct tasks per benchmark). A planned model with no row at all is
-    listed too, with everything missing.
+    A model is complete only with no error rows, no missing rows and no row left out for an
+    edited task file (`plan.outdated`). Missing rows are counted against the run's plan
+    (`plan`, from its run record) when there is one, else against `expected_tasks` (distinct
+    tasks per benchmark). A planned model with no row at all is listed too, everything missing.
     """
     import pandas as pd
 
@@ -359,6 +359,7 @@ def coverage_table(
     records = []
     for display, group in frame.groupby("display", sort=True):
         missing = missing_rows(group, expected_tasks, plan)
+        outdated = dict(plan.outdated.get(group["model"].iloc[0], {})) if plan else {}
         row = summary.loc[display]
         records.append(
             {
@@ -370,7 +371,8 @@ def coverage_table(
                 "missing": missing,
                 "missing_total": sum(missing.values()),
                 **{c: row[c] for c in _COVERAGE_ACCURACY},
-                "complete": int(row["errors"]) == 0 and not any(missing.values()),
+                "outdated": outdated,
+                "complete": int(row["errors"]) == 0 and not any(missing.values()) and not outdated,
             }
         )
     records += _unstarted_models(frame, plan)
@@ -394,7 +396,7 @@ def _unstarted_models(frame: pd.DataFrame, plan: RunPlan | None) -> list[dict[st
          "missing_total": sum(benchmarks.values()), "correct": 0, "unsure": 0, "total": 0,
          "strict_accuracy": None, "strict_lo": None, "strict_hi": None, "strict_high": None,
          "valid_accuracy": None, "valid_lo": None, "valid_hi": None, "valid_high": None,
-         "complete": False}
+         "outdated": {}, "complete": False}
         for model, benchmarks in sorted(plan.planned.items())
         if model not in seen
     ]  # fmt: skip

@@ -8,6 +8,7 @@ provider may see: the task's expected answer (`TaskHint`) goes to simulated prov
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Callable
@@ -17,7 +18,9 @@ from datetime import UTC, datetime
 from llm_eval.errors import ProviderError
 from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHint, ToolCall
 from llm_eval.providers.body_limits import BodyLimits, body_limits
+from llm_eval.providers.reply_errors import PARTIAL_CONTENT
 from llm_eval.redaction import redact
+from llm_eval.runner.breaker import CircuitBreaker
 from llm_eval.runner.cache import ResponseCache
 from llm_eval.runner.ratelimit import AdaptiveLimiter
 from llm_eval.runner.retry import AttemptLog, RetryPolicy, call_with_retries
@@ -44,6 +47,7 @@ class ModelClient:
     rng: random.Random = field(default_factory=random.Random)
     max_response_chars: int = 1_000_000
     body_limits: BodyLimits = field(default_factory=BodyLimits)
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
 
     def request(self, request: ChatRequest, hint: TaskHint) -> ChatRequest:
         """`request` with the task hint attached only if the provider is simulated."""
@@ -79,22 +83,34 @@ class ModelClient:
         started_at, started_clock = _now(), time.perf_counter()
         queued = 0.0  # seconds spent waiting for a connection slot, over all attempts
 
+        def unless_endpoint_down() -> None:
+            if self.breaker.is_open:
+                log.attempts -= 1  # counted as it began, yet nothing is sent
+                self.breaker.check()
+
         async def attempt() -> ChatResponse:
             nonlocal queued
+            unless_endpoint_down()
             asked = time.perf_counter()
             async with self.limiter.slot():
                 queued += time.perf_counter() - asked
+                unless_endpoint_down()  # it may have opened while this attempt waited
                 self.counters.model_calls += 1
                 if started is not None:
                     started.attempts += 1
                 try:
                     async with asyncio.timeout(request.timeout_s):
                         with body_limits(self.body_limits):
-                            return await self.provider.complete(request)
+                            reply = await self.provider.complete(request)
                 except TimeoutError:
                     raise ProviderError(
                         "timeout", f"no complete reply within {request.timeout_s} s", transient=True
                     ) from None
+                except ProviderError as error:
+                    self.breaker.failed(error)
+                    raise
+                self.breaker.succeeded()
+                return reply
 
         def retried(error: ProviderError) -> None:
             if error.status_code == 429:
@@ -145,24 +161,42 @@ def sanitize_response(response: ChatResponse, max_chars: int) -> bool:
     Returns whether anything was cut. A provider can echo a key in any string it sends: its
     content, reasoning, finish reason, a tool call's id, name or arguments; none of those may
     reach a trace, the cache or MLflow. A lone surrogate (valid JSON, not UTF-8) is stored as
-    its escape text, so the row is kept.
+    its escape text, and a value of the wrong type (a null name, a list for content) as text,
+    so the row is kept whatever the server sent.
     """
     for attribute in fields(response):  # every text field, those added later too
         value = getattr(response, attribute.name)
-        if isinstance(value, str):
-            setattr(response, attribute.name, redact(value))
+        if isinstance(value, str) or (attribute.type == "str | None" and value is not None):
+            setattr(response, attribute.name, redact(_as_text(value)))
     cut = False
     if response.content is not None:
-        response.content, cut_content = _bounded(redact(response.content), max_chars)
+        response.content, cut_content = _bounded(response.content, max_chars)
         cut = cut or cut_content
     if response.reasoning is not None:
-        response.reasoning, cut_reasoning = _bounded(redact(response.reasoning), max_chars)
+        response.reasoning, cut_reasoning = _bounded(response.reasoning, max_chars)
         cut = cut or cut_reasoning
     response.tool_calls = [
-        ToolCall(redact(call.id), redact(call.name), redact(call.arguments)[:max_chars])
+        ToolCall(
+            redact(_as_text(call.id)),
+            redact(_as_text(call.name)),
+            redact(_as_text(call.arguments))[:max_chars],
+        )
         for call in response.tool_calls
     ]
     return cut
+
+
+def _as_text(value: object) -> str:
+    """A reply's value as text: a string as is, nothing as empty, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def partial_content(error: ProviderError, max_chars: int) -> str | None:
+    """The text generated before a provider reported `error`, as it may be stored."""
+    text = error.extra.get(PARTIAL_CONTENT)
+    return _bounded(redact(text), max_chars)[0] if text else None
 
 
 def _bounded(text: str, max_chars: int) -> tuple[str, bool]:

@@ -3,11 +3,13 @@
 A changed question or turns: the reply answers another question, so the row runs again. A
 changed key (answer, accepted forms, decoys, regex, script, format, or the benchmark's
 scorer): the reply still answers the question sent, so the row is rescored under today's key
-and not run again. Both are counted, so the run says so.
+and not run again. A deleted task: its rows leave the file (a resume or a rerun), and the run
+record stops owing them. Each is counted, so the run says so.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
@@ -22,6 +24,7 @@ class ResumeCounts(Protocol):
 
     rows_stale: int
     rows_regraded: int
+    dropped: Counter[tuple[str, str]]
 
 
 def question_unchanged(
@@ -41,6 +44,59 @@ def question_unchanged(
         return False
 
     return unchanged
+
+
+def task_still_listed(
+    task_ids: Mapping[str, frozenset[str]], counts: ResumeCounts
+) -> Callable[[TraceRow], bool]:
+    """Whether a row's task is still in its benchmark's file (every task, before filters).
+
+    A row of a deleted task can be neither rerun nor counted: it leaves the results file.
+    Rows of benchmarks this run did not read, and rows that recorded no question digest (as
+    `question_unchanged` keeps them), are kept.
+    """
+
+    def listed(row: TraceRow) -> bool:
+        ids = task_ids.get(row.benchmark)
+        if ids is None or row.question_digest is None or row.task_id in ids:
+            return True
+        counts.dropped[(row.model, row.benchmark)] += 1
+        return False
+
+    return listed
+
+
+def rerun_gaps(
+    planned: Mapping[RowKey, Task], kept: Mapping[RowKey, TraceRow], running: set[RowKey]
+) -> tuple[list[RowKey], list[RowKey]]:
+    """What a targeted rerun leaves unresolved in the file: kept rows whose question changed
+    (stale), and planned rows of benchmarks the file holds that have no row (new tasks)."""
+    current = question_unchanged(planned, _Tally())
+    stale = [key for key, row in kept.items() if key in planned and not current(row)]
+    held = {(row.model, row.benchmark) for row in kept.values()}
+    missing = [key for key in planned
+               if key not in kept and key not in running and key[:2] in held]  # fmt: skip
+    return stale, missing
+
+
+class _Tally:
+    """Counts nobody reads: `rerun_gaps` needs the checks' verdicts, not their tallies."""
+
+    def __init__(self) -> None:
+        self.rows_stale = self.rows_regraded = 0
+        self.dropped: Counter[tuple[str, str]] = Counter()
+
+
+def plan_without_dropped(
+    planned: Mapping[str, Mapping[str, int]], dropped: Mapping[tuple[str, str], int]
+) -> dict[str, dict[str, int]]:
+    """An earlier run's plan less the rows dropped since for deleted tasks: the file no
+    longer owes them (a plan only grows otherwise, see `run_record.merged_plan`)."""
+    kept = {model: dict(benchmarks) for model, benchmarks in planned.items()}
+    for (model, benchmark), rows in dropped.items():
+        if benchmark in kept.get(model, {}):
+            kept[model][benchmark] = max(kept[model][benchmark] - rows, 0)
+    return kept
 
 
 def regraded_under_current_key(

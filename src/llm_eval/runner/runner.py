@@ -20,13 +20,19 @@ from llm_eval.providers.base import ChatRequest, ChatResponse, Provider, TaskHin
 from llm_eval.providers.body_limits import BodyLimits
 from llm_eval.providers.registry import create_provider, wire_protocol_of
 from llm_eval.redaction import redact, redact_data, redact_settings
+from llm_eval.runner.breaker import CircuitBreaker
 from llm_eval.runner.budget import Budget, SpendGate
 from llm_eval.runner.cache import ResponseCache, cache_dir
-from llm_eval.runner.model_client import ModelClient
+from llm_eval.runner.model_client import ModelClient, partial_content
 from llm_eval.runner.open_files import ensure_open_files
 from llm_eval.runner.ramp import StartBucket
 from llm_eval.runner.ratelimit import AdaptiveLimiter
-from llm_eval.runner.resume import question_unchanged, regraded_under_current_key
+from llm_eval.runner.resume import (
+    question_unchanged,
+    regraded_under_current_key,
+    rerun_gaps,
+    task_still_listed,
+)
 from llm_eval.runner.retry import AttemptLog, RetryPolicy
 from llm_eval.runner.row_clock import (
     new_run_id,
@@ -144,6 +150,8 @@ class EvaluationRunner:
         self._tasks: list[asyncio.Task[None]] = []
         self._unfinished: set[RowKey] = set()
         self._settings: dict[tuple[str, str], dict[str, Any]] = {}
+        self._task_ids: dict[str, frozenset[str]] = {}  # every task of each file, unfiltered
+        self._owed: list[RowKey] = []  # planned rows a targeted rerun leaves without a row
 
     def _clients(
         self, factory: Callable[[ModelConfig], Provider], cache: ResponseCache | None
@@ -162,6 +170,7 @@ class EvaluationRunner:
             clients[name] = ModelClient(
                 provider, self.policy, limiter, cache, self.summary.calls, rng,
                 self.config.runner.max_response_chars, body_limits,
+                CircuitBreaker(runner.endpoint_down_after),
             )  # fmt: skip
         return clients
 
@@ -175,6 +184,7 @@ class EvaluationRunner:
             loaded = read_task_file(
                 self.config.benchmark_path(benchmark), expected_type=bench.task_type
             )
+            self._task_ids[benchmark] = frozenset(entry.task.id for entry in loaded.tasks)
             tasks = self.filter.apply([entry.task for entry in loaded.tasks])
             for model in self.models:
                 items += [
@@ -222,7 +232,7 @@ class EvaluationRunner:
         items, kept = self._select_and_keep(self.plan())
         self.summary.rows_kept = len(kept)
         self.summary.statuses.update(row.status for row in kept.values())
-        self.summary.planned = planned_counts([*kept, *(item.key for item in items)])
+        self.summary.planned = planned_counts([*kept, *(i.key for i in items), *self._owed])
         self._unfinished = {item.key for item in items}
         totals = Counter(item.model for item in items)
         self.progress.start(dict(totals))
@@ -255,23 +265,28 @@ class EvaluationRunner:
         A fresh run keeps nothing; `--resume` keeps finished rows and runs the rest; a
         targeted rerun keeps every row but the ones it replaces.
         """
+        planned = {item.key: item.task for item in items}
+        listed = task_still_listed(self._task_ids, self.summary)
         if self.rerun is not None:
             items = self._rerun_items(items)
         if self.resume:
             tasks = {item.key: item.task for item in items}
+            unchanged = question_unchanged(tasks, self.summary)
             kept = prepare_resume(
                 self.output,
                 self._row_settings,
                 allow_changed_settings=self.allow_changed_settings,
-                still_current=question_unchanged(tasks, self.summary),
+                still_current=lambda row: listed(row) and unchanged(row),
                 refresh=regraded_under_current_key(tasks, self.config.benchmarks, self.summary),
             )
             return [item for item in items if item.key not in kept], kept
         if self.rerun is not None:
             kept = prepare_rerun(
                 self.output, {item.key for item in items}, self._row_settings,
-                allow_changed_settings=self.allow_changed_settings,
+                allow_changed_settings=self.allow_changed_settings, still_listed=listed,
             )  # fmt: skip
+            stale, self._owed = rerun_gaps(planned, kept, {item.key for item in items})
+            self.summary.rerun_stale, self.summary.rerun_unplanned = len(stale), len(self._owed)
             return items, kept
         if self.output.exists():
             self.output.unlink()
@@ -571,5 +586,6 @@ class EvaluationRunner:
             message=redact(error.message)[:2000],
             status_code=error.status_code,
             attempts=row.attempts,
+            partial_content=partial_content(error, self.config.runner.max_response_chars),
         )
         return row.model_copy(update={"error": info})

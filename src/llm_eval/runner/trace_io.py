@@ -165,8 +165,10 @@ def prepare_rerun(
     current_settings: Callable[[TraceRow], dict[str, Any]] | None = None,
     *,
     allow_changed_settings: bool = False,
+    still_listed: Callable[[TraceRow], bool] | None = None,
 ) -> dict[RowKey, TraceRow]:
-    """Keep every row except those a rerun replaces, rewriting the file atomically first.
+    """Keep every row except those a rerun replaces (and those `still_listed` rejects: rows
+    of deleted tasks), rewriting the file atomically first.
 
     The replaced rows leave the file before their reruns are appended, so a row is never
     there twice; a rerun cut short leaves them missing, which `--resume` fills. Returns the
@@ -178,7 +180,7 @@ def prepare_rerun(
         raise UsageError(f"--output: {path} is not a trace file written by llm-eval")
     kept: dict[RowKey, TraceRow] = {}
     for row in read_rows(path):
-        if row.key not in replacing:
+        if row.key not in replacing and (still_listed is None or still_listed(row)):
             kept[row.key] = row
     if current_settings is not None and not allow_changed_settings:
         _refuse_changed_settings(

@@ -94,6 +94,13 @@ class RunSummary:
     """Finished rows run again because their task's text changed since they were made."""
     rows_regraded: int = 0
     """Finished rows rescored, not run again, because their task's key changed since."""
+    dropped: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Rows removed from the file, per model and benchmark, because their task is no longer
+    in its task file."""
+    rerun_stale: int = 0
+    """Rows a targeted rerun kept although their question changed (`--resume` reruns them)."""
+    rerun_unplanned: int = 0
+    """Tasks of today's files with no row after a targeted rerun (`--resume` runs them)."""
     statuses: Counter[str] = field(default_factory=Counter)
     calls: CallCounters = field(default_factory=CallCounters)
     first_errors: dict[str, ErrorInfo] = field(default_factory=dict)
