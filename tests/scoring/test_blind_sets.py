@@ -1,4 +1,4 @@
-"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round11.jsonl`) are well formed,
+"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round12.jsonl`) are well formed,
 and the scorer reaches each set's goals on it.
 
 A set measures the answer scorer honestly only if every line is complete and its copy of the
@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.blind_sets import BLIND_SETS, LABELS, Goals, is_gaming, measure, report
+from tests.support.blind_sets import (
+    BLIND_SETS,
+    LABELS,
+    WITHDRAWN_FORMS,
+    Goals,
+    is_gaming,
+    measure,
+    report,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS_CONFIG = ROOT / "configs" / "benchmarks.yaml"
@@ -59,14 +67,7 @@ COMPOSITION = {
     "blind_round9": Composition(min_rows=300, min_tasks=80),
     "blind_round10": Composition(min_rows=300, min_tasks=120),
     "blind_round11": Composition(min_rows=300, min_tasks=120),
-}
-
-
-WITHDRAWN_FORMS = {
-    # Paraphrases a blind reader refused after a set had copied them; the rows keep them.
-    "gm_234": {"άλλαξε προς το καλύτερο"},
-    "gm_243": {"έπεσε έξω στην πρόβλεψη"},
-    "gm_244": {"κάνει τον αδιάφορο"},
+    "blind_round12": Composition(min_rows=300, min_tasks=120),
 }
 
 
@@ -102,17 +103,26 @@ FIGURES = {
     # reader upheld all 9 sure disagreements (`blind_round9_adjudicated.jsonl`). Then used to
     # develop the rules (a decoy declined in a conclusion, courtesy sentences, a correction
     # after a question mark, a cut in an explanation, a bold-labelled first line).
-    "blind_round9": Floors(right_refused=0.005, unsure_share=0.035),
+    "blind_round9": Floors(right_refused=0.005, unsure_share=0.04),
     # Measured blind once with the rules frozen, labelled before any rule saw it: 0.988 sure
     # agreement, 0 right refused, 6.7% unsure, but 4 of 156 wrong replies credited (2.6%): all
     # four list every candidate as a closing bullet list, the key last (gaming); a fresh reader
     # upheld the four labels. The closing-bullet-list rule came from it.
-    "blind_round10": Floors(unsure_share=0.075),
+    # A right date with its month in words under «ΗΗ/ΜΜ» is unsure since round 12 (graders part
+    # on it): 8.3% unsure here, over the 8% goal.
+    "blind_round10": Floors(goals=Goals(unsure_share=0.085), unsure_share=0.085),
     # Measured blind once with the rules frozen, labelled before any rule saw it: 0.977 sure
     # agreement, 0 wrong credited of 155, 8 right refused of 196 (4.1%), 1.9% unsure, no
     # gaming credited; a fresh reader upheld all 8 labels (five «Πιθανότατα X.», one answer
     # in two scripts twice, one answer in a first sentence). Then used to develop the rules.
-    "blind_round11": Floors(unsure_share=0.065),
+    "blind_round11": Floors(unsure_share=0.08),
+    # Measured blind once with the rules frozen: 0.980 sure agreement, 7 of 161 wrong replies
+    # credited (4.3%), 0 right refused, 0.6% unsure, no gaming credited. All seven were forms
+    # the task files listed though the question forbids them (a month in words under «ΗΗ/ΜΜ»,
+    # a file name without the demanded extension); a fresh reader upheld the seven labels, and
+    # the forms left the task files (`withdrawn_forms.json`); earlier sets' graders had credited
+    # the same forms, so a month in words under «ΗΗ/ΜΜ» is now unsure.
+    "blind_round12": Floors(unsure_share=0.025),
 }
 
 
@@ -198,7 +208,7 @@ def test_row_copies_its_task(name: str, row: dict[str, Any]) -> None:
         if field in ("accepted_answers", "distractors"):
             # Forms and decoys added to the task later widen it; the row keeps what was graded.
             copied, current = copied or [], current or []
-            withdrawn = WITHDRAWN_FORMS.get(row["task_id"], set())
+            withdrawn = WITHDRAWN_FORMS.get(row["task_id"], frozenset())
             assert set(copied) <= set(current) | withdrawn, f"{name}: {field} not in the task"
             continue
         assert copied == current, f"{name}: {field} differs from the task"

@@ -46,6 +46,7 @@ BLIND_SETS = {
         "blind_round9",
         "blind_round10",
         "blind_round11",
+        "blind_round12",
     )
 }
 LABELS = ("correct", "incorrect", "ambiguous")
@@ -153,11 +154,25 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+WITHDRAWN_FORMS: dict[str, frozenset[str]] = {
+    task: frozenset(forms)
+    for task, forms in json.loads(
+        (CASES / "withdrawn_forms.json").read_text(encoding="utf-8")
+    ).items()
+}
+"""Accepted forms taken out of a task after a set had copied them: paraphrases a blind reader
+refused, and forms the question's own words forbid (a month in words under «ΗΗ/ΜΜ», a file
+name without the extension the question demands). The current key decides, as in `score`."""
+
+
 def answer_key(case: dict[str, Any]) -> AnswerKey:
-    """The key the task file gives, as the scorer receives it."""
+    """The key the task file gives, as the scorer receives it: the row's copy, less the forms
+    withdrawn from the task since."""
+    withdrawn = WITHDRAWN_FORMS.get(case.get("task_id") or "", frozenset())
+    accepted = [form for form in case.get("accepted_answers") or () if form not in withdrawn]
     return AnswerKey(
         answer=case["answer"],
-        accepted=tuple(case.get("accepted_answers") or ()),
+        accepted=tuple(accepted),
         distractors=tuple(case.get("distractors") or ()),
         question=case.get("question"),
         answer_script=case.get("answer_script"),

@@ -108,7 +108,11 @@ def form_doubt(ctx: Context) -> Outcome | None:
     if _DIGITS_RE.search(ask) and listed_digits:
         is_date = answer_date(ctx.answer) is not None
         if is_date and any(month_value(word) is not None for word in words):
-            return vetoed(f"the task demands digits; {judged!r} names the month", "wrong_format")
+            # Graders part on the right date with its month in words under «ΗΗ/ΜΜ»: some hold
+            # the reply to the form, others credit the date it names.
+            return doubtful(
+                "form_demand", f"the task demands digits; {judged!r} names the month in words"
+            )
         if not any(c.isdigit() for c in judged):
             return vetoed(f"the task demands digits; {judged!r} has none", "wrong_format")
     if no_article and words and words[0] in _ARTICLES:
