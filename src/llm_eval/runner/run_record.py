@@ -37,6 +37,11 @@ class RunRecord(BaseModel):
     cost_usd: float = Field(0.0, description="What this run's model calls cost (known costs).")
     total_tokens: int = Field(0, description="Tokens this run's model calls used.")
     resume_command: str | None = Field(None, description="How to complete a stopped run.")
+    trace: str | None = Field(
+        None,
+        description="The trace file the run wrote, as given; a scored copy keeps naming it, "
+        "so `run --only-wrong SCORED` reruns into the trace the rows came from.",
+    )
 
 
 def record_path(results: Path) -> Path:
