@@ -395,3 +395,30 @@ def test_the_greek_sets_are_resolved_together_and_shown_by_difficulty() -> None:
     difficulty = _section(text, "Greek reading by difficulty")
     assert "| greek_messages | hard | 1 / 1" in difficulty and "three blind readers" in difficulty
     assert "lu_002" in resolve  # every model right: separates no model
+
+
+def test_bottom_line_gives_each_model_its_cost_and_latency_beside_its_accuracy(
+    report: str,
+) -> None:
+    bottom = _section(report, "Bottom line")
+    first = next(line for line in bottom.splitlines() if line.startswith("1. "))
+    assert "strict accuracy" in first
+    assert "cost " in first and "p50 latency " in first and "p95 " in first
+
+
+def test_charts_come_before_the_tables(report: str) -> None:
+    charts = report.index("## Charts")
+    assert report.index("## Bottom line") < charts < report.index("## Suite results")
+
+
+def test_a_long_list_of_item_ids_is_folded_and_a_short_one_is_not() -> None:
+    rows = [
+        support_row(model=model, benchmark="language_understanding", task_id=f"lu_{i:03d}",
+                    status="correct")
+        for model in ("a", "b") for i in range(1, 31)
+    ]  # fmt: skip
+    text = render_report(rows, title="t")
+    folded = "<details><summary>Greek items every model answered right (they separate no model"
+    assert folded in text
+    listed = text[text.index(folded) :].split("</details>", 1)[0]
+    assert "lu_001" in listed and "lu_030" in listed

@@ -25,6 +25,7 @@ from llm_eval.reporting.md_format import (
     fmt_interval,
     fmt_pct,
     fmt_seconds,
+    fold_list,
     is_missing,
     md_table,
 )
@@ -93,11 +94,10 @@ def render_report(
     sections = [
         _header(frame, title),
         bottom_line_section(shared),
+        _charts_section(chart_paths) if chart_paths else "",  # the picture before the tables
         *_body_sections(frame, expected_tasks, shared),
         _tool_use_section(rows),
     ]
-    if chart_paths:
-        sections.append(_charts_section(chart_paths))
     sections.append(_failures_section(frame))
     sections.append(_metadata_section(rows, provenance or {}, prices or {}))
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
@@ -106,7 +106,7 @@ def render_report(
 def _body_sections(
     frame: pd.DataFrame, expected: Mapping[str, int] | None, shared: SharedTables
 ) -> list[str]:
-    """Every table section between the header and the charts, in report order."""
+    """Every table section after the bottom line and the charts, in report order."""
     builders: list[Callable[[], str]] = [
         lambda: _suite_section(frame, shared.coverage),
         lambda: _language_section(frame),
@@ -443,9 +443,8 @@ def _item_analysis_section(frame: pd.DataFrame) -> str:
     for key, what in (("all_right", "every model answered right"),
                       ("all_wrong", "every model answered wrong")):  # fmt: skip
         if items[key]:
-            listed = ", ".join(map(escape, items[key]))
-            text += ["", f"Greek items {what} (they separate no model here, "
-                     f"{len(items[key])}): {listed}"]  # fmt: skip
+            label = f"Greek items {what} (they separate no model here, {len(items[key])})"
+            text += ["", fold_list(label, [escape(item) for item in items[key]])]
     return "\n".join(text)
 
 
