@@ -35,6 +35,14 @@ class RateColumn(ProgressColumn):
         return Text("–/s" if speed is None else f"{speed:.1f}/s")
 
 
+def _stderr_console() -> Console:
+    """Rich's console on stderr. A log (not a terminal) has no width to fit, and Rich's
+    default of 80 columns would cut the bar's counts to `18…`: give it room for them."""
+    import sys
+
+    return Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
 class RichProgress:
     """One bar per model: done / total, rate, time left, retrying, failed calls, error rows."""
 
@@ -51,7 +59,7 @@ class RichProgress:
                 "error rows {task.fields[errors]}"
             ),
             TimeElapsedColumn(),
-            console=console or Console(stderr=True),
+            console=console or _stderr_console(),
             transient=False,
         )
         self._ids: dict[str, TaskID] = {}
