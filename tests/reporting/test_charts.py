@@ -161,3 +161,44 @@ def test_a_label_holding_markup_is_text_in_the_svg(tmp_path: Path) -> None:
     assert names == _svg_parts(tmp_path / "plain")[0]
     assert not handlers and not names & {"script", "foreignObject", "image", "a"}
     assert all(label in text for label in HTML_ATTACKS)
+
+
+LONG_LABELS = (
+    "Mock flaky and sometimes wrong (simulated)",
+    "A model with a long name, high thinking",
+)
+
+
+def _border_ink(png: bytes) -> int:
+    """Dark pixels on the image's outer edge: text drawn past the SVG's edge is cut there."""
+    import io
+
+    image_module = pytest.importorskip("PIL.Image")
+    image = image_module.open(io.BytesIO(png)).convert("L")
+    width, height = image.size
+    edge = [(x, y) for x in range(width) for y in (0, height - 1)]
+    edge += [(x, y) for y in range(height) for x in (0, width - 1)]
+    return sum(1 for xy in edge if image.getpixel(xy) < 200)  # type: ignore[operator]
+
+
+def test_chart_text_fits_in_a_viewer_that_draws_sans_serif_as_dejavu(tmp_path: Path) -> None:
+    """A librsvg viewer on Linux draws `sans-serif` as DejaVu Sans, wider than the Liberation
+    Sans vl-convert measures by default: the charts name DejaVu Sans and are measured in it,
+    so drawn in DejaVu (as such a viewer does) no text runs past the edge."""
+    import vl_convert
+
+    from llm_eval.reporting.chart_fonts import CHART_FONT, chart_font
+    from llm_eval.reporting.charts import render_charts
+
+    assert chart_font() == CHART_FONT  # DejaVu Sans was found and registered
+    rows = [
+        _row(f"m/{n}", label, n == 0, benchmark, i, "incorrect" if i % (3 + n) == 0 else "correct")
+        for n, label in enumerate(LONG_LABELS)
+        for benchmark, count in SUITE.items()
+        for i in range(count)
+    ]
+    for name, path in render_charts(rows, tmp_path).items():
+        svg = path.read_text(encoding="utf-8")
+        assert 'font-family="sans-serif"' not in svg, name
+        as_drawn = svg.replace('font-family="sans-serif"', f'font-family="{CHART_FONT}"')
+        assert _border_ink(bytes(vl_convert.svg_to_png(as_drawn))) == 0, name

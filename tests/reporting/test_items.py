@@ -106,7 +106,7 @@ def test_the_report_stage_logs_the_item_table_to_mlflow(tmp_path: Path) -> None:
     experiment = client.get_experiment_by_name("llm-eval")
     assert experiment is not None
     (report,) = [r for r in client.search_runs([experiment.experiment_id])
-                 if r.info.run_name == "report"]  # fmt: skip
+                 if r.info.run_name.split(" @ ")[0] == "report"]  # fmt: skip
     local = client.download_artifacts(report.info.run_id, "items/item_analysis.json")
     table = json.loads(Path(local).read_text(encoding="utf-8"))
     logged = [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]

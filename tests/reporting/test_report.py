@@ -281,7 +281,7 @@ def test_item_analysis_by_difficulty_with_detectable_difference_and_flat_items()
     )
     assert "1 / 2" in hard
     assert "not resolvable here" in text and "Minimum detectable difference" in text
-    assert "Saturated items, every answer right (2)</summary>\n\nlu_001, lu_004" in text
+    assert "Saturated items, every answer right (2): lu_001, lu_004" in text
     # both models extract the same wrong answer there: the key is suspected, not the models
     assert "- language_understanding lu_003: `wrong` from 2 of 2 models" in text
 
@@ -396,3 +396,30 @@ def test_the_greek_sets_are_resolved_together_and_shown_by_difficulty() -> None:
     difficulty = _section(text, "Greek reading by difficulty")
     assert "| greek_messages | hard | 1 / 1" in difficulty and "three blind readers" in difficulty
     assert "lu_002" in resolve  # every model right: saturated, separates no model
+
+
+def test_bottom_line_gives_each_model_its_cost_and_latency_beside_its_accuracy(
+    report: str,
+) -> None:
+    bottom = _section(report, "Bottom line")
+    first = next(line for line in bottom.splitlines() if line.startswith("1. "))
+    assert "strict accuracy" in first
+    assert "cost " in first and "p50 latency " in first and "p95 " in first
+
+
+def test_charts_come_before_the_tables(report: str) -> None:
+    charts = report.index("## Charts")
+    assert report.index("## Bottom line") < charts < report.index("## Suite results")
+
+
+def test_a_long_list_of_item_ids_is_folded_and_a_short_one_is_not() -> None:
+    rows = [
+        support_row(model=model, benchmark="language_understanding", task_id=f"lu_{i:03d}",
+                    status="correct")
+        for model in ("a", "b") for i in range(1, 31)
+    ]  # fmt: skip
+    text = render_report(rows, title="t")
+    folded = "<details><summary>Saturated items, every answer right (30)"
+    assert folded in text
+    listed = text[text.index(folded) :].split("</details>", 1)[0]
+    assert "lu_001" in listed and "lu_030" in listed

@@ -208,6 +208,73 @@ def test_only_wrong_reruns_exactly_the_wrong_rows_into_the_same_file(
     assert all(line in text for line in right_lines)  # the right rows were left as they were
 
 
+def test_only_wrong_reruns_into_the_trace_the_scored_rows_came_from_and_says_so(
+    stub_root: tuple[Path, StubServer], tmp_path: Path
+) -> None:
+    root, stub = stub_root
+    trace, scored = tmp_path / "traces" / "stub.jsonl", tmp_path / "scored" / "stub.jsonl"
+    answers = answers_by_question(root, "sample_math")
+    stub.set_config(answer_fn=knowing(dict(list(answers.items())[:5])))  # three wrong
+    assert run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math", "--no-cache",
+                   "--output", str(trace)).returncode == 0  # fmt: skip
+    assert run_cli(root, "score", "--results", str(trace), "--output", str(scored)).returncode == 0
+    scored_bytes = scored.read_bytes()
+
+    stub.reset()
+    stub.set_config(answer_fn=knowing(answers))
+    rerun = run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math",
+                    "--only-wrong", str(scored))  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"rerunning 3 wrong row(s) of {scored} into {trace}" in rerun.stdout + rerun.stderr
+    assert stub.total_requests == 3
+    assert all(row.status == "correct" for row in read_rows(trace))
+    assert scored.read_bytes() == scored_bytes  # the scored file is `score`'s, left alone
+
+
+def test_only_wrong_into_a_new_output_copies_the_trace_then_reruns_the_wrong_rows(
+    stub_root: tuple[Path, StubServer], tmp_path: Path
+) -> None:
+    root, stub = stub_root
+    trace, scored = tmp_path / "traces" / "stub.jsonl", tmp_path / "scored" / "stub.jsonl"
+    rerun_trace = tmp_path / "reruns" / "stub.jsonl"
+    answers = answers_by_question(root, "sample_math")
+    stub.set_config(answer_fn=knowing(dict(list(answers.items())[:5])))  # three wrong
+    assert run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math", "--no-cache",
+                   "--output", str(trace)).returncode == 0  # fmt: skip
+    assert run_cli(root, "score", "--results", str(trace), "--output", str(scored)).returncode == 0
+    trace_bytes = trace.read_bytes()
+
+    stub.reset()
+    stub.set_config(answer_fn=knowing(answers))
+    rerun = run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math",
+                    "--only-wrong", str(scored), "--output", str(rerun_trace))  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr
+    assert stub.total_requests == 3
+    assert trace.read_bytes() == trace_bytes  # the source trace is left as it was
+    rows = read_rows(rerun_trace)
+    assert len(rows) == len(read_rows(trace)) and all(row.status == "correct" for row in rows)
+    record = read_record(rerun_trace)
+    assert record is not None and record.trace == str(rerun_trace)
+
+
+def test_only_wrong_without_a_record_naming_the_trace_asks_for_output(
+    stub_root: tuple[Path, StubServer], tmp_path: Path
+) -> None:
+    root, stub = stub_root
+    trace, scored = tmp_path / "trace.jsonl", tmp_path / "scored.jsonl"
+    assert run_cli(root, "run", "--model", "stub", "--benchmark", "sample_logic", "--no-cache",
+                   "--output", str(trace)).returncode == 0  # fmt: skip
+    assert run_cli(root, "score", "--results", str(trace), "--output", str(scored)).returncode == 0
+    Path(f"{scored}.run.json").unlink()
+    scored_bytes = scored.read_bytes()
+    refused = run_cli(root, "run", "--model", "stub", "--benchmark", "sample_logic",
+                      "--only-wrong", str(scored))  # fmt: skip
+    assert refused.returncode == 2
+    assert f"--only-wrong: no run record beside {scored} names the trace" in refused.stderr
+    assert "--output" in refused.stderr and "Traceback" not in refused.stderr
+    assert scored.read_bytes() == scored_bytes
+
+
 def test_task_id_reruns_one_task_and_an_unknown_id_is_refused(
     stub_root: tuple[Path, StubServer], tmp_path: Path
 ) -> None:

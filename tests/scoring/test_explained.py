@@ -1,7 +1,7 @@
 """Replies that explain themselves, hedge, get cut off or check their work.
 
 `explained_cases.jsonl` holds 420 replies written by graders who never saw the scorer, each
-labelled under the grading policies of the README's scoring section and labelled again, blind
+labelled under the grading policies of docs/scoring.md and labelled again, blind
 to those labels, by other graders (the two labellings agreed on all 420). The scorer must
 agree with the labels on at least `FLOOR` of them, credit at least `MIN_RECALL` of the right
 answers and at most `MAX_FALSE_CREDIT` of the wrong ones, and hold for each failure class on

@@ -1,6 +1,6 @@
 """The three verdicts on the reply classes a rule cannot always settle.
 
-`verdict_classes.jsonl` holds replies of the classes named in the README's scoring section
+`verdict_classes.jsonl` holds replies of the classes named in docs/scoring.md
 (self-corrections, appositives, decoys inside descriptions, headings over a bold answer,
 ordinals, boxed products, reasons after a number, inflected names, conditions, ranges and
 tolerances, several answer lines, gaming, other languages, paraphrases, parsed values),

@@ -23,7 +23,7 @@ credited is the share of replies labelled wrong that are credited, right refused
 replies labelled right that are surely refused, unsure the share of rows left unsure.
 
     uv run python -m tests.support.agreement          # print every figure, misses, unsure rows
-    uv run python -m tests.support.agreement --table  # the README's table, by set and class
+    uv run python -m tests.support.agreement --table  # docs/scoring.md's table, by set and class
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def run(
         Path | None,
         typer.Option(
             help="Rerun only the rows this scored file has wrong, replacing them in --output "
-            "(default: this file)."
+            "(default: the trace file they came from)."
         ),
     ] = None,
     task_id: Annotated[

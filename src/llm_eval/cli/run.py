@@ -186,14 +186,53 @@ def wrong_row_keys(path: Path) -> list[Any]:
 
 
 def results_file(options: RunOptions, run_id: str, root: Path) -> Path:
-    """The trace file to write: `--output`, else the `--only-wrong` file, else a new one."""
+    """The trace file to write: `--output`, else the trace the `--only-wrong` rows came from,
+    else a new one."""
     if options.output is not None:
         return options.output
     if options.only_wrong is not None:
-        return options.only_wrong
+        return source_trace(options.only_wrong)
     if options.task_ids:
         raise UsageError("--task-id needs --output naming the results file to rerun into")
     return default_output(root, run_id)
+
+
+def source_trace(scored: Path) -> Path:
+    """The trace file the rows of `scored` came from, as its run record names it.
+
+    A scored file is `score`'s output: rerunning into it would leave the trace (and, in the
+    pipeline, the `run` stage's output) without the new rows.
+    """
+    from llm_eval.runner.run_record import read_record
+
+    record = read_record(scored)
+    if record is None or record.trace is None:
+        raise UsageError(
+            f"--only-wrong: no run record beside {scored} names the trace its rows came "
+            "from; give --output naming the trace file to rerun into"
+        )
+    return Path(record.trace)
+
+
+def seed_new_rerun_output(options: RunOptions, output: Path) -> None:
+    """`--only-wrong SCORED --output NEW`: NEW starts as a copy of the trace the rows came
+    from (and its record), so it ends as that trace with the wrong rows rerun. A pipeline
+    stage can then write the rerun trace as its own output, instead of editing another
+    stage's."""
+    import shutil
+
+    from llm_eval.runner.run_record import copy_record, read_record
+
+    if options.only_wrong is None or options.output is None or output.exists():
+        return
+    record = read_record(options.only_wrong)
+    source = Path(record.trace) if record is not None and record.trace else None
+    if source is None or not source.is_file() or source.resolve() == output.resolve():
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, output)
+    copy_record(source, output)
+    print(f"{output} starts as a copy of {source}, the trace the rows came from")
 
 
 def execute_run(options: RunOptions) -> int:
@@ -212,6 +251,9 @@ def execute_run(options: RunOptions) -> int:
     check_api_keys(config, models)
     run_id = new_run_id()
     output = results_file(options, run_id, config.root)
+    if options.only_wrong is not None and rerun is not None and rerun.keys is not None:
+        print(f"rerunning {len(rerun.keys)} wrong row(s) of {options.only_wrong} into {output}")
+    seed_new_rerun_output(options, output)
     if rerun is not None and options.cache is None:
         # A replayed answer would be the very answer being rerun.
         options.cache = False
@@ -320,6 +362,7 @@ def write_run_record(
         calls_cancelled=summary.spend.calls_cancelled,
         caps=cap_info(caps, summary.spend) if caps is not None and caps.capped else None,
         resume_command=resume_command(options, output, summary) if stop else None,
+        trace=str(output),
     )
     write_record(output, with_earlier_spend(record, earlier))
 

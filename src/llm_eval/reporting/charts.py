@@ -468,9 +468,12 @@ def _title(text: str, subtitle: str) -> alt.TitleParams:
 
 
 def _finish(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Common look: white background, padding, readable axis titles."""
+    """Common look: white background, padding, readable axis titles, and every text in the
+    one font vl-convert measures it in (`chart_fonts`)."""
+    from llm_eval.reporting.chart_fonts import chart_font
+
     finished: alt.TopLevelMixin = (
-        chart.configure(background="white", padding=12)
+        chart.configure(background="white", padding=12, font=chart_font())
         .configure_axis(titleFontSize=12, labelColor="#222", titleColor="#222")
         .configure_view(stroke=None)
     )

@@ -95,11 +95,10 @@ def render_report(
     sections = [
         _header(frame, title),
         bottom_line_section(shared),
+        _charts_section(chart_paths) if chart_paths else "",  # the picture before the tables
         *_body_sections(frame, expected_tasks, shared),
         _tool_use_section(rows),
     ]
-    if chart_paths:
-        sections.append(_charts_section(chart_paths))
     sections.append(_failures_section(frame))
     sections.append(_metadata_section(rows, provenance or {}, prices or {}))
     return "\n\n".join(section.rstrip() for section in sections if section) + "\n"
@@ -108,7 +107,7 @@ def render_report(
 def _body_sections(
     frame: pd.DataFrame, expected: Mapping[str, int] | None, shared: SharedTables
 ) -> list[str]:
-    """Every table section between the header and the charts, in report order."""
+    """Every table section after the bottom line and the charts, in report order."""
     builders: list[Callable[[], str]] = [
         lambda: _suite_section(frame, shared.coverage),
         lambda: _language_section(frame),

@@ -108,3 +108,16 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def _md_row(cells: Sequence[Any]) -> str:
     """One table row."""
     return "| " + " | ".join(table_cell(str(cell)) for cell in cells) + " |"
+
+
+FOLD_AFTER = 12
+"""Longest list of ids shown inline; a longer one is folded under `<details>`."""
+
+
+def fold_list(label: str, items: Sequence[str]) -> str:
+    """`label: a, b, c`, or the label as the summary of a folded block when the list is long
+    (hundreds of task ids would otherwise bury the table after them)."""
+    listed = ", ".join(items)
+    if len(items) <= FOLD_AFTER:
+        return f"{label}: {listed}"
+    return f"<details><summary>{label}</summary>\n\n{listed}\n\n</details>"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from llm_eval.reporting import items as it
 from llm_eval.reporting import tables as tb
 from llm_eval.reporting.escape import md_code
-from llm_eval.reporting.md_format import escape, fmt_pct, md_table
+from llm_eval.reporting.md_format import escape, fmt_pct, fold_list, md_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,18 +78,12 @@ def _items_part(frame: pd.DataFrame, items: list[it.Item]) -> str:
     ]
     unsolved = [item for item in items if item.kind == it.UNSOLVED and not item.suspected_key]
     if unsolved:
-        listed = ", ".join(escape(item.task_id) for item in unsolved)
-        text += ["", f"Unsolved without a shared wrong answer ({len(unsolved)}): {listed}"]
+        label = f"Unsolved without a shared wrong answer ({len(unsolved)})"
+        text += ["", fold_list(label, [escape(item.task_id) for item in unsolved])]
     saturated = [item.task_id for item in items if item.kind == it.SATURATED]
     if saturated:
-        text += [
-            "",
-            f"<details><summary>Saturated items, every answer right ({len(saturated)})</summary>",
-            "",
-            ", ".join(escape(task) for task in saturated),
-            "",
-            "</details>",
-        ]
+        label = f"Saturated items, every answer right ({len(saturated)})"
+        text += ["", fold_list(label, [escape(task) for task in saturated])]
     difficulty = _difficulty_table(items)
     if difficulty:
         text += ["", difficulty]

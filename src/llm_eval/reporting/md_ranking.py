@@ -17,8 +17,10 @@ from llm_eval.reporting.md_format import (
     escape,
     fmt_accuracy,
     fmt_band,
+    fmt_cost,
     fmt_diff,
     fmt_p,
+    fmt_seconds,
     is_missing,
     md_table,
 )
@@ -66,7 +68,10 @@ def bottom_line_section(shared: SharedTables) -> str:
         accuracy = fmt_accuracy(r["strict_accuracy"], r["strict_lo"], r["strict_hi"])
         mark = _incomplete_mark(coverage.get(r["display"]))
         band = _band_clause(r)
-        lines.append(f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy{band}{mark}")
+        spend = _cost_latency_clause(r)
+        lines.append(
+            f"{rank}. **{escape(r['display'])}**: {accuracy} strict accuracy{band}; {spend}{mark}"
+        )
     lines += [
         f"- **{escape(name)}**: no row at all{_incomplete_mark(c)}"
         for name, c in coverage.items()
@@ -84,6 +89,15 @@ def bottom_line_section(shared: SharedTables) -> str:
         )
     lines += ["", shared.resolution]
     return "\n".join(lines)
+
+
+def _cost_latency_clause(r: Mapping[str, Any]) -> str:
+    """`cost $0.4210 (configured), p50 latency 0.81 s (p95 1.26 s)`: what the accuracy costs
+    in money and waiting, so the choice can be made from the bottom line alone."""
+    cost = fmt_cost(r["cost_usd"], int(r["cost_usd_unknown"]))
+    if isinstance(r.get("cost_source"), str):
+        cost += f" ({escape(r['cost_source'])})"
+    return f"cost {cost}, p50 latency {fmt_seconds(r['p50'])} (p95 {fmt_seconds(r['p95'])})"
 
 
 def _band_clause(r: Mapping[str, Any]) -> str:

@@ -64,6 +64,11 @@ class RunRecord(BaseModel):
     )
     caps: CapInfo | None = Field(None, description="The last run's caps and how they held.")
     resume_command: str | None = Field(None, description="How to complete a stopped run.")
+    trace: str | None = Field(
+        None,
+        description="The trace file the run wrote, as given; a scored copy keeps naming it, "
+        "so `run --only-wrong SCORED` reruns into the trace the rows came from.",
+    )
 
 
 def record_path(results: Path) -> Path:

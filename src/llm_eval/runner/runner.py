@@ -362,7 +362,7 @@ class EvaluationRunner:
         self.summary.statuses[row.status] += 1
         if row.error is not None:
             self.summary.first_errors.setdefault(item.model, row.error)
-        self.progress.row_done(item.model, row.status)
+        self.progress.row_done(item.model, row.status, item.key)
 
     async def _execute(self, item: WorkItem) -> TraceRow:
         started_at, started = now_stamp(), time.perf_counter()
@@ -433,7 +433,7 @@ class EvaluationRunner:
         hint = TaskHint(item.benchmark, task.id, task.answer, task.task_type, task.difficulty,
                         tuple(task.distractors), strict)  # fmt: skip
         request = client.request(self._request(item, messages, tools), hint)
-        retried = lambda _error: self.progress.retried(item.model)  # noqa: E731
+        retried = lambda _error: self.progress.retried(item.model, item.key)  # noqa: E731
         if self.summary.stop is not None:
             raise RunStopped
         reservation = await self.gate.reserve(request, simulated=self.simulated[item.model])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -65,8 +66,9 @@ class ProgressSink(Protocol):
     """Receives progress events; the CLI draws a Rich bar, tests may count."""
 
     def start(self, totals: dict[str, int]) -> None: ...
-    def row_done(self, model: str, status: str) -> None: ...
-    def retried(self, model: str) -> None: ...
+    # `task` (the row's key) lets a sink count the tasks retrying right now.
+    def row_done(self, model: str, status: str, task: Hashable | None = None) -> None: ...
+    def retried(self, model: str, task: Hashable | None = None) -> None: ...
 
 
 class SilentProgress:
@@ -75,10 +77,10 @@ class SilentProgress:
     def start(self, totals: dict[str, int]) -> None:
         return None
 
-    def row_done(self, model: str, status: str) -> None:
+    def row_done(self, model: str, status: str, task: Hashable | None = None) -> None:
         return None
 
-    def retried(self, model: str) -> None:
+    def retried(self, model: str, task: Hashable | None = None) -> None:
         return None
 
 
