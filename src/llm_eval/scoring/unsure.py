@@ -24,7 +24,7 @@ from llm_eval.scoring.matchers import (
     numbers_in,
     offers,
 )
-from llm_eval.scoring.normalize import has_greek, has_latin, tokens
+from llm_eval.scoring.normalize import has_greek, has_latin, plain, token_value, tokens
 
 UNSURE_REASONS: dict[str, str] = {
     "self_correction": "the reply may change its answer («…, ή μάλλον X», 'or rather X')",
@@ -166,13 +166,21 @@ def undecided(ctx: Context) -> Outcome:
 
 
 def _key_elsewhere(ctx: Context) -> bool:
-    """Whether the reply's final text names the key (any accepted form) outside the span."""
-    text = ctx.extraction.text
-    return any(
-        offers(tokens(answer), text, transliterate=ctx.transliterates)
-        for answer in ctx.key.answers
-        if content_tokens(answer)
-    )
+    """Whether the reply's last paragraph names the key (any accepted form) outside the span."""
+    # The last paragraph only (working before it names every candidate it weighs), plain word
+    # equality, and a set of its words looked up first: this runs on every reply no rule
+    # credited.
+    text = ctx.extraction.text.rstrip().rsplit("\n\n", 1)[-1]
+    words = {plain(word) for word in tokens(text)}
+    for answer in ctx.key.answers:
+        needle = tokens(answer)
+        if not content_tokens(answer) or not needle:
+            continue
+        if token_value(needle[0]) is None and plain(needle[0]) not in words:
+            continue
+        if offers(needle, text, transliterate=False):
+            return True
+    return False
 
 
 def _statement(text: str) -> bool:
