@@ -208,3 +208,23 @@ def test_a_reply_from_the_cache_keeps_its_latency_and_cost_and_says_so(
     record = read_record(replayed)
     assert record is not None and record.cost_usd == 0.0  # nothing was paid again
     assert json.loads(replayed.read_text(encoding="utf-8").splitlines()[0])["from_cache"]
+
+
+def test_a_complete_run_that_passed_its_cap_says_so_in_the_report(
+    stub_root: tuple[Path, StubServer], tmp_path: Path
+) -> None:
+    root, _stub = stub_root
+    out = tmp_path / "trace.jsonl"
+    # Three tasks at $0.002 under a $0.005 cap: the third call is the plan's last, and it
+    # takes the spend past the cap with nothing left to stop.
+    made = run_cli(root, *wide_run(out, "--limit", "3", "--max-cost", "0.005"))
+    assert made.returncode == 0, made.stderr
+    record = read_record(out)
+    assert record is not None and record.stop is None and record.caps is not None
+    assert record.caps.over_cost_usd == pytest.approx(0.001)
+    report = tmp_path / "report.md"
+    made = run_cli(root, "report", "--results", str(out), "--output", str(report), "--no-charts")
+    assert made.returncode == 0, made.stderr
+    bottom = report.read_text(encoding="utf-8").split("## Bottom line")[1].split("\n## ")[0]
+    assert "finished its plan but passed its cap ($0.0010 over --max-cost $0.005" in bottom
+    assert "INCOMPLETE: the run" not in bottom

@@ -15,6 +15,7 @@ from llm_eval.schemas import TraceRow
 if TYPE_CHECKING:
     from llm_eval.config.validation import ValidationReport
     from llm_eval.reporting.plan import RunPlan
+    from llm_eval.runner.run_record import CapInfo
 
 PIPELINE_REPORT = Path("reports/report.md")
 PIPELINE_CHARTS = Path("docs/images")
@@ -136,7 +137,22 @@ def run_plan(results: list[Path]) -> RunPlan | None:
             stop = record.stop
             stops.append(StopNote(str(path), stop.kind, stop.detail, stop.at,
                                   record.resume_command))  # fmt: skip
+        elif record.caps is not None and (record.caps.over_cost_usd or record.caps.over_tokens):
+            stops.append(StopNote(str(path), "overshoot", _overshoot(record.caps), ""))
     return RunPlan(planned, stops) if found else None
+
+
+def _overshoot(caps: CapInfo) -> str:
+    """How far past its caps a complete run went, and why it could."""
+    over = []
+    if caps.over_cost_usd:
+        over.append(f"${caps.over_cost_usd:.4f} over --max-cost ${caps.max_cost_usd}")
+    if caps.over_tokens:
+        over.append(
+            f"{caps.over_tokens:,} tokens over --max-total-tokens {caps.max_total_tokens:,}"
+        )
+    n = caps.calls_in_flight_at_cap
+    return f"{' and '.join(over)}: {n} {'call' if n == 1 else 'calls'} in flight at the cap"
 
 
 PROVENANCE_PATHS = ("src", "configs", "data", "params.yaml", "dvc.yaml")

@@ -304,8 +304,8 @@ def _coverage_section(table: pd.DataFrame, checked: bool, stops: Sequence[StopNo
     if incomplete:
         lines += ["", incomplete_note(incomplete)]
     if stops:
-        lines += ["", *(f"- {md_code(s.results)}: {md_text(s.reason())} at {md_text(s.at)}."
-                        for s in stops)]  # fmt: skip
+        lines += ["", *(f"- {md_code(s.results)}: {md_text(s.reason())}"
+                        + (f" at {md_text(s.at)}." if s.at else ".") for s in stops)]  # fmt: skip
     if not checked:
         lines += ["", "No expected task counts were given, so missing tasks were not checked."]
     return "\n".join(lines)

@@ -128,6 +128,9 @@ def _stopped_lines(stops: Sequence[StopNote]) -> list[str]:
     """A line per run that stopped early: why, when, and how to complete it."""
     lines = []
     for stop in stops:
+        if stop.kind == "overshoot":  # complete, but the spend passed a cap: say by how much
+            lines += [f"The run into {md_code(stop.results)} {md_text(stop.reason())}.", ""]
+            continue
         line = (
             f"**INCOMPLETE: the run into {md_code(stop.results)} {md_text(stop.reason())} "
             f"at {md_text(stop.at)}.**"

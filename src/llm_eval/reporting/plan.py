@@ -14,16 +14,19 @@ class StopNote:
     results: str
     """The results file the run wrote."""
     kind: str
-    """`signal` or `budget`."""
+    """`signal`, `budget`, or `overshoot` (a complete run whose last calls passed a cap)."""
     detail: str
     """The signal's name, or which cap was reached and how."""
     at: str
     resume_command: str | None = None
 
     def reason(self) -> str:
-        """`stopped by SIGTERM` or `stopped at the budget (…)`."""
+        """`stopped by SIGTERM`, `stopped at the budget (…)`, or, for a run that finished its
+        plan with its last calls past a cap, `passed its cap (…)`."""
         if self.kind == "signal":
             return f"stopped by {self.detail}"
+        if self.kind == "overshoot":
+            return f"finished its plan but passed its cap ({self.detail})"
         return f"stopped at the budget ({self.detail})"
 
 
