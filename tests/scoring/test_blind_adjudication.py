@@ -18,7 +18,7 @@ def _lines(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-@pytest.mark.parametrize("round_", [5, 6, 7, 8, 9, 10, 11, 12])
+@pytest.mark.parametrize("round_", [5, 6, 7, 8, 9, 10, 11, 12, 13])
 def test_every_adjudicated_row_carries_the_reader_s_decision(round_: int) -> None:
     labels = {row["id"]: row["label"] for row in _lines(HERE / f"blind_round{round_}.jsonl")}
     decisions = _lines(HERE / f"blind_round{round_}_adjudicated.jsonl")

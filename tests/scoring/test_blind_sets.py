@@ -1,4 +1,4 @@
-"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round12.jsonl`) are well formed,
+"""The held-back labelled sets (`blind_round5.jsonl` … `blind_round13.jsonl`) are well formed,
 and the scorer reaches each set's goals on it.
 
 A set measures the answer scorer honestly only if every line is complete and its copy of the
@@ -68,6 +68,7 @@ COMPOSITION = {
     "blind_round10": Composition(min_rows=300, min_tasks=120),
     "blind_round11": Composition(min_rows=300, min_tasks=120),
     "blind_round12": Composition(min_rows=300, min_tasks=120),
+    "blind_round13": Composition(min_rows=300, min_tasks=120),
 }
 
 
@@ -123,6 +124,13 @@ FIGURES = {
     # the forms left the task files (`withdrawn_forms.json`); earlier sets' graders had credited
     # the same forms, so a month in words under «ΗΗ/ΜΜ» is now unsure.
     "blind_round12": Floors(unsure_share=0.025),
+    # Measured blind once with the rules frozen (those of the twelfth set), labelled before
+    # any rule saw it; a fresh reader decided the 4 sure disagreements (1 label changed: "nine"
+    # for 9 where the question asks for the number, not digits). As adjudicated: sure
+    # agreement 344/347 = 0.991, 0 of 156 wrong credited, 3 of 202 right refused (a greeting
+    # and «Αν χρειάζεστε κάτι άλλο, πείτε μου» around the number), 3.6% unsure, no gaming
+    # credited: the goals, met blind. The courtesy phrases came from it.
+    "blind_round13": Floors(right_refused=0.0, unsure_share=0.04),
 }
 
 

@@ -47,6 +47,7 @@ BLIND_SETS = {
         "blind_round10",
         "blind_round11",
         "blind_round12",
+        "blind_round13",
     )
 }
 LABELS = ("correct", "incorrect", "ambiguous")
