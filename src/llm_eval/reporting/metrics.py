@@ -61,16 +61,16 @@ COMPARED_KEYS = (
     "strict_accuracy",
     "strict_ci_low",
     "strict_ci_high",
-    "valid_accuracy",
+    "strict_accuracy_high",
     "min_detectable_diff",
     "cost_usd",
     "p50_latency_s",
 )
 """The part of the headline declared as DVC metrics (`results/summary.json`): what a user
-compares across experiments, the headline accuracy with its interval and the difference the
-suite resolves, seven columns per model so `dvc exp show` stays within 60. The rest (the valid
-accuracy's interval, the band's top, unsure, errors, tokens) is in `results/metrics/<model>.json`
-and on the MLflow runs."""
+compares across experiments, the headline accuracy with its interval, the top of its unsure
+band and the difference the suite resolves, seven per model so `dvc exp show` stays within
+60 columns. The rest (the valid accuracy and its interval, unsure, errors, tokens) is in
+`results/metrics/<model>.json` and on the MLflow runs."""
 
 
 def headline_metrics(
