@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.selection import deselect_slow_by_default
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -19,3 +21,7 @@ def config_copy(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "configs", root / "configs")
     shutil.copytree(REPO / "data", root / "data")
     return root
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    deselect_slow_by_default(config, items)

@@ -95,3 +95,33 @@ def test_validate_writes_the_run_inputs_only_when_the_suite_is_valid(
     edit_first_task(config_copy, lambda t: t.update(question=""))
     done = llm_eval("validate", "--config-root", str(config_copy), "--run-inputs", str(written))
     assert done.returncode == 1 and not written.exists()
+
+
+def test_the_run_code_and_the_prompt_and_tool_files_are_digested(
+    config_copy: Path, tmp_path: Path
+) -> None:
+    """`run` depends on run_inputs.json alone: a prompt edit or a change to the model-running
+    code must change it, a change to the scorer must not."""
+    import shutil
+
+    import llm_eval
+    from llm_eval.config.run_inputs import code_digest
+
+    before = run_inputs(load_config(config_copy))
+    prompts = config_copy / "configs/prompts.yaml"
+    prompts.write_text(prompts.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    after = run_inputs(load_config(config_copy))
+    assert after["files"]["configs/prompts.yaml"] != before["files"]["configs/prompts.yaml"]
+    assert after["files"]["configs/tools.yaml"] == before["files"]["configs/tools.yaml"]
+
+    package = tmp_path / "llm_eval"
+    shutil.copytree(
+        Path(llm_eval.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    assert code_digest(package) == before["code"]
+    scorer = package / "scoring/result.py"
+    scorer.write_text(scorer.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert code_digest(package) == before["code"]
+    runner = package / "runner/runner.py"
+    runner.write_text(runner.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert code_digest(package) != before["code"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from llm_eval.config.run_inputs import RUN_CODE, RUN_CONFIG_FILES
 from tests.conftest import REPO
 
 SRC = REPO / "src"
@@ -77,8 +78,13 @@ def closure(command_module: str) -> set[Path]:
 
 
 def stage_deps() -> dict[str, list[str]]:
+    """Each stage's deps; `run`'s code is the `RUN_CODE` digested into its run_inputs.json."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    return {name: (stage.get("do") or stage)["deps"] for name, stage in stages.items()}
+    deps = {name: list((stage.get("do") or stage)["deps"]) for name, stage in stages.items()}
+    if "results/run_inputs.json" in deps["run"]:
+        deps["run"] += [f"src/llm_eval/{entry}" for entry in RUN_CODE]
+        deps["run"] += list(RUN_CONFIG_FILES)
+    return deps
 
 
 def covered(path: Path, deps: list[str]) -> bool:

@@ -15,6 +15,10 @@ from tests.support.markup import HTML_ATTACKS
 from tests.support.rows import make_row
 from tests.support.suite import SUITE_COUNTS as SUITE
 
+# Each test renders through vl-convert, several in fresh processes: about two minutes on a
+# loaded 2-core machine, so they run with the slow tests (`.ci/run`), not in a plain `pytest`.
+pytestmark = pytest.mark.slow
+
 MODELS = [("real/one", "Real One", False, 6), ("mock/two", "Mock Two", True, 3)]
 LABELS = ["Real One", "Mock Two (simulated)"]
 

@@ -304,6 +304,35 @@ def test_headline_metrics_are_small_and_flat() -> None:
     assert record["ci_low"] < record["strict_accuracy"] < record["ci_high"]
 
 
+def test_the_compared_metrics_carry_intervals_and_the_detectable_difference() -> None:
+    from llm_eval.reporting.metrics import COMPARED_KEYS, compared_metrics, summary_metrics
+    from llm_eval.reporting.statistics import minimum_detectable_difference, wilson_interval
+
+    statuses = ["correct"] * 30 + ["incorrect"] * 8 + ["error"] * 2
+    rows = [
+        support_row(model="m", task_id=f"t{i}", status=status, latency_s=1.0)
+        for i, status in enumerate(statuses)
+    ]
+    compared = compared_metrics(summary_metrics(rows))["m"]
+    assert tuple(compared) == COMPARED_KEYS
+    strict_low, strict_high = wilson_interval(30, 40)
+    valid_low, valid_high = wilson_interval(30, 38)
+    assert compared["strict_ci_low"] == pytest.approx(strict_low, abs=1e-6)
+    assert compared["strict_ci_high"] == pytest.approx(strict_high, abs=1e-6)
+    full = summary_metrics(rows)["m"]
+    assert full["valid_ci_low"] == pytest.approx(valid_low, abs=1e-6)
+    assert full["valid_ci_high"] == pytest.approx(valid_high, abs=1e-6)
+    # 40 tasks at 75%: the smallest difference a paired test on them resolves
+    assert compared["min_detectable_diff"] == pytest.approx(
+        minimum_detectable_difference(40, 0.75), abs=1e-6
+    )
+    assert 0.2 < compared["min_detectable_diff"] < 0.5
+    # epochs of one task are one pair: two epochs of 40 tasks still resolve what 40 do
+    twice = rows + [row.model_copy(update={"epoch": 2}) for row in rows]
+    again = compared_metrics(summary_metrics(twice))["m"]
+    assert again["min_detectable_diff"] == compared["min_detectable_diff"]
+
+
 def test_bottom_line_ranks_models_and_says_which_gaps_are_resolved(report: str) -> None:
     bottom = _section(report, "Bottom line")
     assert report.index("## Bottom line") < report.index("## Suite results")

@@ -1,17 +1,17 @@
 """A team's set-up for real: PostgreSQL, `mlflow server` on it, two clones at once.
 
-The test starts a real PostgreSQL (Debian's server binaries: `initdb` and `pg_ctl`, run as
-the `postgres` user), `mlflow server` backed by it, and two copies of the suite ("clones")
-that run different models at the same time against that server, then `score` and `report`
-in each. Read back through `MlflowClient` over HTTP: every row traced once, every verdict on
-its own trace, and `llm-eval track --check` finds nothing missing. One small run per clone
-keeps it cheap; the store writes go through MLflow's public API (a server is not a SQL store).
+The test starts a real PostgreSQL (the `server` extra's binaries, through
+`llm_eval.tracking.team_postgres`), `mlflow server` backed by it, and two copies of the
+suite ("clones") that run different models at the same time against that server, then
+`score` and `report` in each. Read back through `MlflowClient` over HTTP: every row traced
+once, every verdict on its own trace, and `llm-eval track --check` finds nothing missing.
+One small run per clone keeps it cheap; the store writes go through MLflow's public API (a
+server is not a SQL store).
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import shutil
 import socket
@@ -30,8 +30,6 @@ from tests.tracking.test_tracking import cli_env, llm_eval, make_suite
 
 pytestmark = pytest.mark.slow
 
-PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -39,32 +37,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def as_postgres(*command: str) -> None:
-    subprocess.run(["runuser", "-u", "postgres", "--", *command], check=True,
-                   capture_output=True, timeout=300)  # fmt: skip
+def postgres_available() -> bool:
+    from llm_eval.tracking.team_postgres import PostgresError, bin_dir
+
+    try:
+        bin_dir()
+    except PostgresError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """A fresh PostgreSQL on 127.0.0.1 with an `mlflow` database; yields its SQLAlchemy URI."""
-    bin_dir = Path(PG_BIN[-1])
-    home = Path(tempfile.mkdtemp(prefix="llm-eval-pg-"))
-    home.chmod(0o755)  # the server runs as `postgres` and must reach its directory
-    shutil.chown(home, "postgres", "postgres")
-    data, port = home / "data", free_port()
-    as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres",
-                "--auth=trust", "-E", "UTF8")  # fmt: skip
-    options = f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off"
-    as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w",
-                "-l", str(home / "log"), "start")  # fmt: skip
-    try:
-        import psycopg
+    from llm_eval.tracking import team_postgres
 
-        with psycopg.connect(f"host=127.0.0.1 port={port} user=postgres", autocommit=True) as db:
-            db.execute("CREATE DATABASE mlflow")
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/mlflow"
+    home = Path(tempfile.mkdtemp(prefix="llm-eval-pg-"))
+    try:
+        yield team_postgres.start(home / "data", free_port())
     finally:
-        as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        team_postgres.stop(home / "data")
         shutil.rmtree(home, ignore_errors=True)
 
 
@@ -99,7 +91,7 @@ def mlflow_server(backend: str, artifacts: Path) -> Iterator[str]:
         log.close()
 
 
-@pytest.mark.skipif(not PG_BIN or shutil.which("runuser") is None, reason="no PostgreSQL")
+@pytest.mark.skipif(not postgres_available(), reason="no PostgreSQL: the server extra")
 def test_two_clones_share_a_postgresql_backed_server(tmp_path: Path) -> None:
     from mlflow import MlflowClient
 

@@ -185,12 +185,12 @@ def _track_report(
     rows: list[TraceRow], report: Path, charts: list[Path], summary: Path | None, config_root: Path
 ) -> None:
     """Write the per-model summary metrics (if asked), then track the `report` stage."""
-    from llm_eval.reporting.metrics import summary_metrics
+    from llm_eval.reporting.metrics import compared_metrics, summary_metrics
     from llm_eval.tracking import track_stage, tracking_enabled
 
     metrics = summary_metrics(rows)
     if summary is not None:
-        dump_json(summary, metrics)
+        dump_json(summary, compared_metrics(metrics))
     artifacts = [report, *charts, *([summary] if summary is not None else [])]
     models = list(dict.fromkeys(row.model for row in rows))
     tables: dict[str, dict[str, list[object]]] = {}

@@ -6,6 +6,9 @@ Both accuracies come from `statistics.accuracy_summary`, the one place that defi
 `valid_accuracy` = correct / (correct + incorrect + unsure) (error rows left out). Both
 count sure-correct rows only; `unsure` rows (the rules could not settle them) give each its
 band, up to `strict_accuracy_high` / `valid_accuracy_high` were every unsure row right.
+Each accuracy carries its 95% Wilson interval (`strict_ci_low` .. `strict_ci_high`), and the
+headline the smallest difference this suite can resolve at that accuracy
+(`min_detectable_diff`), so `dvc metrics diff` shows whether a change is real.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from typing import Any
 
 from llm_eval.redaction import redact
 from llm_eval.reporting.escape import json_for_html, plot_label
-from llm_eval.reporting.statistics import accuracy_summary, percentile
+from llm_eval.reporting.statistics import (
+    accuracy_summary,
+    minimum_detectable_difference,
+    percentile,
+)
 from llm_eval.schemas import TraceRow
 
 
@@ -35,16 +42,35 @@ def benchmark_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
 
 HEADLINE_KEYS = (
     "strict_accuracy",
+    "strict_ci_low",
+    "strict_ci_high",
     "strict_accuracy_high",
     "valid_accuracy",
+    "valid_ci_low",
+    "valid_ci_high",
+    "min_detectable_diff",
     "unsure",
     "errors",
     "tokens",
     "cost_usd",
     "p50_latency_s",
 )
-"""One model's headline, in this order: the only numbers declared as DVC metrics. Of the
-band only its top and the unsure count, so `dvc exp show` stays narrow."""
+"""One model's headline, in this order: `results/metrics/<model>.json` and the MLflow runs."""
+
+COMPARED_KEYS = (
+    "strict_accuracy",
+    "strict_ci_low",
+    "strict_ci_high",
+    "strict_accuracy_high",
+    "min_detectable_diff",
+    "cost_usd",
+    "p50_latency_s",
+)
+"""The part of the headline declared as DVC metrics (`results/summary.json`): what a user
+compares across experiments, the headline accuracy with its interval, the top of its unsure
+band and the difference the suite resolves, seven per model so `dvc exp show` stays within
+60 columns. The rest (the valid accuracy and its interval, unsure, errors, tokens) is in
+`results/metrics/<model>.json` and on the MLflow runs."""
 
 
 def headline_metrics(
@@ -55,10 +81,18 @@ def headline_metrics(
     rows = list(rows)
     detail = overall if overall is not None else row_metrics(rows)
     costs = [row.usage.cost_usd for row in rows if row.usage.cost_usd is not None]
+    # Paired comparisons are over tasks, not rows: epochs of one task are one pair.
+    tasks = len({(row.benchmark, row.task_id) for row in rows})
+    detectable = minimum_detectable_difference(tasks, detail["strict_accuracy"] or 0.0)
     return {
         "strict_accuracy": detail["strict_accuracy"],
+        "strict_ci_low": detail["strict_ci_low"],
+        "strict_ci_high": detail["strict_ci_high"],
         "strict_accuracy_high": detail["strict_accuracy_high"],
         "valid_accuracy": detail["valid_accuracy"],
+        "valid_ci_low": detail["valid_ci_low"],
+        "valid_ci_high": detail["valid_ci_high"],
+        "min_detectable_diff": _rounded(detectable),
         "unsure": detail["unsure"],
         "errors": detail["errors"],
         "tokens": detail["tokens"],
@@ -68,8 +102,13 @@ def headline_metrics(
 
 
 def summary_metrics(rows: Iterable[TraceRow]) -> dict[str, Any]:
-    """{model: headline} over scored rows: the report stage's summary file."""
+    """{model: headline} over scored rows: what the report stage logs to MLflow."""
     return {model: headline_metrics(group) for model, group in _by_model(rows).items()}
+
+
+def compared_metrics(summary: dict[str, Any]) -> dict[str, Any]:
+    """{model: the `COMPARED_KEYS` of its headline}: the report stage's DVC metrics file."""
+    return {model: {key: head[key] for key in COMPARED_KEYS} for model, head in summary.items()}
 
 
 def plot_records(rows: Iterable[TraceRow]) -> list[dict[str, Any]]:

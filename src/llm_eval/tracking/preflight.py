@@ -3,13 +3,21 @@
 MLflow retries a store it cannot open for minutes, and a stage would only find out after its
 work was done. These checks need no MLflow import: a SQLite store must be a file (or a file
 that can be created) in a writable directory; a server (`http(s)://`, `postgresql://`,
-`mysql://`, ...) must accept a connection within `CONNECT_TIMEOUT_S`.
+`mysql://`, ...) must accept a connection within `CONNECT_TIMEOUT_S`, and an MLflow server
+must also accept this client: one small REST read, with the credentials MLflow's client would
+send, must not be refused (403 from `mlflow server --allowed-hosts` when the Host header is not
+listed, 401 without the right credentials). A refused client would otherwise log nothing and
+only warn, leaving the run untracked.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import socket
+import ssl
+import urllib.error
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -46,7 +54,10 @@ def store_problem(uri: str) -> str | None:
     if scheme in ("", "file"):
         return None
     if scheme in DEFAULT_PORTS:
-        return _connect_problem(uri, DEFAULT_PORTS[scheme])
+        problem = _connect_problem(uri, DEFAULT_PORTS[scheme])
+        if problem is None and scheme in ("http", "https"):
+            problem = _refusal_problem(uri)
+        return problem
     return None  # a store plugin: MLflow knows best
 
 
@@ -91,3 +102,45 @@ def _connect_problem(uri: str, default_port: int) -> str | None:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         return f"no connection to {host}:{port} ({reason})"
+
+
+REFUSED = {
+    401: "the server wants credentials (set MLFLOW_TRACKING_USERNAME and "
+    "MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN)",
+    403: "the server refused this client; an `mlflow server --allowed-hosts` list must name "
+    "the host and port as this client writes them",
+}
+
+
+def _refusal_problem(uri: str) -> str | None:
+    """Why an MLflow server refuses this client (HTTP 401/403 to a REST read), or None."""
+    base = uri.rstrip("/")
+    request = urllib.request.Request(
+        f"{base}/api/2.0/mlflow/experiments/search?max_results=1", headers=_auth_headers()
+    )
+    context = None
+    if uri.startswith("https:") and os.environ.get("MLFLOW_TRACKING_INSECURE_TLS") == "true":
+        context = ssl._create_unverified_context()
+    try:
+        with urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT_S, context=context):
+            return None
+    except urllib.error.HTTPError as exc:
+        if exc.code not in REFUSED:
+            return None  # not a refusal of this client: MLflow reports anything else itself
+        host = urlsplit(uri).netloc.rsplit("@", 1)[-1]
+        return f"HTTP {exc.code} for Host {host}: {REFUSED[exc.code]}"
+    except (OSError, ValueError):
+        return None  # the connection check passed; MLflow reports what else goes wrong
+
+
+def _auth_headers() -> dict[str, str]:
+    """The authorization MLflow's REST client sends, from its environment variables."""
+    token = os.environ.get("MLFLOW_TRACKING_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user = os.environ.get("MLFLOW_TRACKING_USERNAME")
+    password = os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    if user and password:
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return {"Authorization": f"Basic {pair}"}
+    return {}
