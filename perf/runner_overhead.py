@@ -19,27 +19,18 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from stub_process import start_stub_process
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["LLM_EVAL_TRACKING"] = "0"
-
-STUB_SERVER = """
-import sys, time
-sys.path.insert(0, {repo!r})
-from tests.support.openai_stub import StubConfig, start_stub
-stub = start_stub(StubConfig(latency_s=float(sys.argv[1])))
-print(stub.base_url, flush=True)
-while True:
-    time.sleep(3600)
-"""
 
 
 @dataclass
@@ -53,22 +44,6 @@ class Measurement:
     @property
     def cpu_ms_per_request(self) -> float:
         return 1000 * self.cpu_s / self.requests
-
-
-def start_stub_process(latency_s: float) -> tuple[subprocess.Popen[str], str]:
-    """Start the stub in its own process; return it and its base URL."""
-    script = STUB_SERVER.format(repo=str(REPO))
-    process = subprocess.Popen(
-        [sys.executable, "-c", script, str(latency_s)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    base_url = process.stdout.readline().strip()
-    if not base_url:
-        process.kill()
-        raise RuntimeError("the stub server did not start")
-    return process, base_url
 
 
 def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:

@@ -32,17 +32,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from stub_process import start_stub_process
 
-STUB_SERVER = """
-import sys, time
-sys.path.insert(0, {repo!r})
-from tests.support.openai_stub import StubConfig, start_stub
-stub = start_stub(StubConfig(latency_s=float(sys.argv[1])))
-print(stub.base_url, flush=True)
-while True:
-    time.sleep(3600)
-"""
+REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -51,20 +43,6 @@ class Measurement:
 
     wall_s: float
     cpu_s: float
-
-
-def start_stub_process(latency_s: float) -> tuple[subprocess.Popen[str], str]:
-    """The stub in its own process (its CPU is not the harness's); returns it and its URL."""
-    script = STUB_SERVER.format(repo=str(REPO))
-    process = subprocess.Popen(
-        [sys.executable, "-c", script, str(latency_s)], stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    base_url = process.stdout.readline().strip()
-    if not base_url:
-        process.kill()
-        raise RuntimeError("the stub server did not start")
-    return process, base_url
 
 
 def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:

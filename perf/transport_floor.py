@@ -40,6 +40,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from stub_process import start_stub_process
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -56,18 +58,6 @@ _soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (_hard, _hard))
 """
 
-STUB_SERVER = (
-    RAISE_NOFILE
-    + """
-import sys, time
-sys.path.insert(0, {repo!r})
-from tests.support.openai_stub import StubConfig, start_stub
-stub = start_stub(StubConfig(latency_s=float(sys.argv[1])))
-print(stub.base_url, flush=True)
-while True:
-    time.sleep(3600)
-"""
-)
 
 BARE_LOOPS = (
     RAISE_NOFILE
@@ -144,20 +134,6 @@ class Measurement:
         return 1000 * self.cpu_s / self.requests
 
 
-def start_stub_process(latency_s: float) -> tuple[subprocess.Popen[str], str]:
-    """Start the stub in its own process; return it and its base URL."""
-    script = STUB_SERVER.format(repo=str(REPO))
-    process = subprocess.Popen(
-        [sys.executable, "-c", script, str(latency_s)], stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    base_url = process.stdout.readline().strip()
-    if not base_url:
-        process.kill()
-        raise RuntimeError("the stub server did not start")
-    return process, base_url
-
-
 def command(system: str, root: Path, base_url: str, requests: int, concurrency: int) -> list[str]:
     """The process that runs `system` once over the whole workload."""
     if system == "llm-eval direct":
@@ -201,7 +177,7 @@ def measure(
     concurrency: int, requests: int, latency: float, rounds: int, systems: list[str]
 ) -> dict[str, Measurement]:
     """Median of each system over `rounds` rounds in rotation."""
-    stub, base_url = start_stub_process(latency)
+    stub, base_url = start_stub_process(latency, RAISE_NOFILE)
     runs: dict[str, list[Measurement]] = {system: [] for system in systems}
     try:
         with tempfile.TemporaryDirectory() as tmp:
