@@ -41,6 +41,7 @@ RUN_CODE = (
     "tools",
     "registry.py",
     "schemas.py",
+    "verdicts.py",
     "errors.py",
     "redaction.py",
 )
