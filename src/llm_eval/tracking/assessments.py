@@ -55,15 +55,23 @@ def log_verdicts(
     for row in rows:
         new = verdict_feedback(trace_id_of(trace_key(row)), row)
         ours = [a for a in current.get(str(new.trace_id), ()) if _is_ours(a)]
-        if len(ours) == 1 and verdict_of(ours[0]) == verdict_of(new):
-            unchanged += 1
+        same = [a for a in ours if verdict_of(a) == verdict_of(new)]
+        if same:
+            # Two clones scoring the same rows at once can both write this verdict: every
+            # process keeps the same one (the smallest id) and drops the rest, so concurrent
+            # repairs agree instead of writing more.
+            keep = min(same, key=lambda a: str(a.assessment_id))
+            extra = [(str(new.trace_id), str(a.assessment_id)) for a in ours if a is not keep]
+            unchanged += not extra
+            replaced += bool(extra)
+            invalidate += extra
             continue
         if ours:
             replaced += 1
             new.overrides = ours[-1].assessment_id
             invalidate += [(str(new.trace_id), str(a.assessment_id)) for a in ours]
         feedback.append(new)
-    if feedback:
+    if feedback or invalidate:
         write_feedback(client, feedback, invalidate)
     return VerdictCounts(len(feedback), replaced, unchanged)
 
@@ -107,7 +115,18 @@ def write_feedback(
         if assessment_id not in overridden:
             # A second current verdict of ours, which only older versions wrote: the API has
             # no way to mark it not valid, so it goes (the verdict it duplicated stays).
-            store.with_retry(partial(tracing.delete_assessment, trace_id, assessment_id))
+            _delete_if_there(tracing, trace_id, assessment_id)
+
+
+def _delete_if_there(tracing: Any, trace_id: str, assessment_id: str) -> None:
+    """Delete an assessment; one another process deleted first is already gone."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        store.with_retry(partial(tracing.delete_assessment, trace_id, assessment_id))
+    except MlflowException as exc:
+        if "RESOURCE_DOES_NOT_EXIST" not in str(exc.error_code) and "not found" not in str(exc):
+            raise
 
 
 def verdict_feedback(trace_id: str, row: TraceRow) -> Feedback:

@@ -216,7 +216,7 @@ def write_assessments(
     no longer valid, in one transaction (as `create_assessment` with `overrides` would)."""
     from mlflow.store.tracking.dbmodels.models import SqlAssessments, SqlTraceInfo
 
-    if not assessments:
+    if not assessments and not invalidate:
         return
     trace_ids = sorted({a.trace_id for a in assessments if a.trace_id is not None})
     with store.ManagedSessionMaker(read_only=False) as session:
