@@ -22,7 +22,6 @@ with `PYTHONDONTWRITEBYTECODE=1` every process recompiles what it imports, LiteL
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -35,6 +34,10 @@ from pathlib import Path
 from stub_process import start_stub_process
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.support.load_suite import write_load_suite  # noqa: E402
+
 SYSTEMS = ("llm-eval direct", "llm-eval LiteLLM", "bare LiteLLM loop", "bare SDK loop")
 BASELINE = "bare LiteLLM loop"
 
@@ -85,41 +88,6 @@ class Measurement:
         return 1000 * self.cpu_s / self.requests
 
 
-def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:
-    """A config root: one benchmark of `requests` single-turn tasks, the stub on both routes."""
-    (root / "configs").mkdir(parents=True)
-    (root / "data").mkdir()
-    with (root / "data" / "load.jsonl").open("w") as handle:
-        for i in range(requests):
-            task = {"id": f"t{i}", "task_type": "single_turn", "answer": "42",
-                    "question": f"Request {i}: what is 6 x 7?"}  # fmt: skip
-            handle.write(json.dumps(task) + "\n")
-    stub = {"model": "openai/stub", "api_base": base_url}
-    params = {
-        "run": {"models": ["direct"]},
-        "tracking": {"enabled": False},
-        "runner": {
-            "global_limit": concurrency,
-            "per_model_limit": concurrency,
-            "max_attempts": 1,
-            "cache": False,
-            "request_timeout_s": 60,
-        },  # fmt: skip
-        "models": {
-            "direct": {"provider": "openai_compatible", **stub},
-            "litellm": {"provider": "litellm", **stub},
-        },
-    }
-    models = {"models": params.pop("models")}
-    (root / "params.yaml").write_text(json.dumps(params))
-    bench = {"benchmarks": {"load": {"path": "data/load.jsonl", "task_type": "single_turn",
-                                     "scorer": "numeric", "prompt": "default"}}}  # fmt: skip
-    (root / "configs" / "benchmarks.yaml").write_text(json.dumps(bench))
-    (root / "configs" / "prompts.yaml").write_text(json.dumps({"prompts": {"default": {}}}))
-    (root / "configs" / "tools.yaml").write_text(json.dumps({"tools": {}}))
-    (root / "configs" / "models.yaml").write_text(json.dumps(models))
-
-
 def command(system: str, root: Path, base_url: str, requests: int, concurrency: int) -> list[str]:
     """The process that runs `system` once over the whole workload."""
     if system.startswith("llm-eval"):
@@ -155,7 +123,7 @@ def measure_latency(
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            write_suite(root, base_url, requests, concurrency)
+            write_load_suite(root, base_url, requests, concurrency)
             for index in range(rounds):
                 order = SYSTEMS[index % len(SYSTEMS) :] + SYSTEMS[: index % len(SYSTEMS)]
                 for system in order:
