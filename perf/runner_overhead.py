@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -29,6 +28,9 @@ from stub_process import start_stub_process
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from tests.support.load_suite import write_load_suite  # noqa: E402
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["LLM_EVAL_TRACKING"] = "0"
 
@@ -46,44 +48,13 @@ class Measurement:
         return 1000 * self.cpu_s / self.requests
 
 
-def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:
-    """A config root with one benchmark of `requests` single-turn tasks and one stub model."""
-    (root / "configs").mkdir(parents=True)
-    (root / "data").mkdir()
-    with (root / "data" / "load.jsonl").open("w") as handle:
-        for i in range(requests):
-            task = {"id": f"t{i}", "task_type": "single_turn", "answer": "42",
-                    "question": f"Request {i}: what is 6 x 7?"}  # fmt: skip
-            handle.write(json.dumps(task) + "\n")
-    params = {
-        "run": {"models": ["stub"]},
-        "tracking": {"enabled": False},
-        "runner": {
-            "global_limit": concurrency,
-            "per_model_limit": concurrency,
-            "max_attempts": 1,
-            "cache": False,
-            "request_timeout_s": 60,
-        },
-        "models": {"stub": {"provider": "litellm", "model": "openai/stub", "api_base": base_url}},
-    }
-    models = {"models": params.pop("models")}
-    (root / "params.yaml").write_text(json.dumps(params))
-    bench = {"benchmarks": {"load": {"path": "data/load.jsonl", "task_type": "single_turn",
-                                     "scorer": "numeric", "prompt": "default"}}}  # fmt: skip
-    (root / "configs" / "benchmarks.yaml").write_text(json.dumps(bench))
-    (root / "configs" / "prompts.yaml").write_text(json.dumps({"prompts": {"default": {}}}))
-    (root / "configs" / "tools.yaml").write_text(json.dumps({"tools": {}}))
-    (root / "configs" / "models.yaml").write_text(json.dumps(models))
-
-
 def run_harness(root: Path, output: Path) -> Measurement:
     """Run the whole benchmark through EvaluationRunner."""
     from llm_eval.config.loading import load_config
     from llm_eval.runner.runner import EvaluationRunner
 
     config = load_config(root)
-    runner = EvaluationRunner(config, ["stub"], ["load"], output)
+    runner = EvaluationRunner(config, ["litellm"], ["load"], output)
     wall, cpu = time.perf_counter(), time.process_time()
     summary = asyncio.run(runner.run())
     measurement = Measurement(
@@ -125,7 +96,7 @@ def measure(
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            write_suite(root, base_url, requests, concurrency)
+            write_load_suite(root, base_url, requests, concurrency)
             # Warm up imports and connections so neither side pays them inside the timing.
             run_bare(base_url, min(concurrency, 16), concurrency)
             baseline = run_bare(base_url, requests, concurrency) if bare and bare_first else None

@@ -22,7 +22,6 @@ The bars (issue: tracking nearly free): run CPU on/off <= 1.2, fixed score cost 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -35,6 +34,9 @@ from pathlib import Path
 from stub_process import start_stub_process
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.support.load_suite import write_load_suite  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -43,38 +45,6 @@ class Measurement:
 
     wall_s: float
     cpu_s: float
-
-
-def write_suite(root: Path, base_url: str, requests: int, concurrency: int) -> None:
-    """A config root: one benchmark of `requests` single-turn tasks, the stub on the direct
-    route, tracking into `<root>/mlruns`."""
-    (root / "configs").mkdir(parents=True)
-    (root / "data").mkdir()
-    with (root / "data" / "load.jsonl").open("w") as handle:
-        for i in range(requests):
-            task = {"id": f"t{i}", "task_type": "single_turn", "answer": "42",
-                    "question": f"Request {i}: what is 6 x 7?"}  # fmt: skip
-            handle.write(json.dumps(task) + "\n")
-    params = {
-        "run": {"models": ["direct"], "benchmarks": ["load"]},
-        "tracking": {"enabled": True},
-        "runner": {
-            "global_limit": concurrency,
-            "per_model_limit": concurrency,
-            "max_attempts": 1,
-            "cache": False,
-            "request_timeout_s": 60,
-        },  # fmt: skip
-    }
-    models = {"models": {"direct": {"provider": "openai_compatible", "model": "openai/stub",
-                                    "api_base": base_url}}}  # fmt: skip
-    (root / "params.yaml").write_text(json.dumps(params))
-    bench = {"benchmarks": {"load": {"path": "data/load.jsonl", "task_type": "single_turn",
-                                     "scorer": "numeric", "prompt": "default"}}}  # fmt: skip
-    (root / "configs" / "benchmarks.yaml").write_text(json.dumps(bench))
-    (root / "configs" / "prompts.yaml").write_text(json.dumps({"prompts": {"default": {}}}))
-    (root / "configs" / "tools.yaml").write_text(json.dumps({"tools": {}}))
-    (root / "configs" / "models.yaml").write_text(json.dumps(models))
 
 
 def llm_eval(root: Path, tracking: bool, *args: str) -> Measurement:
@@ -143,7 +113,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as directory:
             root = Path(directory)
-            write_suite(root, base_url, args.requests, args.concurrency)
+            write_load_suite(root, base_url, args.requests, args.concurrency, tracking=True)
             llm_eval(root, True, "validate", "--json", "validation.json")  # creates the store
             for index in range(args.rounds):
                 order = (False, True) if index % 2 == 0 else (True, False)

@@ -12,9 +12,16 @@ from typing import Any
 
 
 def write_load_suite(
-    root: Path, base_url: str, requests: int, concurrency: int, **runner: Any
+    root: Path,
+    base_url: str,
+    requests: int,
+    concurrency: int,
+    *,
+    tracking: bool = False,
+    **runner: Any,
 ) -> None:
-    """Write the suite under `root`; `runner` settings override the load defaults."""
+    """Write the suite under `root`, tracking into `<root>/mlruns` when `tracking`; `runner`
+    settings override the load defaults."""
     (root / "configs").mkdir(parents=True)
     (root / "data").mkdir()
     with (root / "data" / "load.jsonl").open("w") as handle:
@@ -25,7 +32,7 @@ def write_load_suite(
     stub = {"model": "openai/stub", "api_base": base_url}
     params = {
         "run": {"models": ["direct"]},
-        "tracking": {"enabled": False},
+        "tracking": {"enabled": tracking},
         "runner": {
             "global_limit": concurrency,
             "per_model_limit": concurrency,
