@@ -150,6 +150,7 @@ class EvaluationRunner:
         self._tasks: list[asyncio.Task[None]] = []
         self._unfinished: set[RowKey] = set()
         self._settings: dict[tuple[str, str], dict[str, Any]] = {}
+        self._labels: dict[str, str] = {}
         self._task_ids: dict[str, frozenset[str]] = {}  # every task of each file, unfiltered
         self._owed: list[RowKey] = []  # planned rows a targeted rerun leaves without a row
 
@@ -370,10 +371,10 @@ class EvaluationRunner:
         conversation: list[dict[str, Any]] = []
         attempts = AttemptLog()
         try:
-            result = await asyncio.wait_for(
-                self._run_flow(item, calls, conversation, attempts),
-                self.config.runner.task_timeout_s,
-            )
+            # A deadline on this task, not `wait_for`'s extra task per item (its CPU showed
+            # at 1,000 in flight).
+            async with asyncio.timeout(self.config.runner.task_timeout_s):
+                result = await self._run_flow(item, calls, conversation, attempts)
         except RunStopped:
             raise
         except ProviderError as error:
@@ -501,6 +502,14 @@ class EvaluationRunner:
         redacted: dict[str, Any] = redact_settings(settings)
         return redacted
 
+    def _label_of(self, model_name: str) -> str:
+        """The model's label as rows store it (redacted once per model, not per row)."""
+        label = self._labels.get(model_name)
+        if label is None:
+            model = self.config.models[model_name]
+            label = self._labels[model_name] = redact(model.label or model_name)
+        return label
+
     @staticmethod
     def _latency(simulated: bool, calls: list[CallRecord], started: float) -> float:
         """Wall time of the task less its waits for a connection slot (the harness's queue,
@@ -542,7 +551,7 @@ class EvaluationRunner:
         return TraceRow(
             run_id=self.summary.run_id,
             model=item.model,
-            model_label=redact(model.label or item.model),
+            model_label=self._label_of(item.model),
             provider=model.provider,
             simulated=self.simulated[item.model],
             benchmark=item.benchmark,
