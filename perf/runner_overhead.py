@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_bytecode import compile_harness
 from stub_process import start_stub_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -123,6 +124,7 @@ def main() -> None:
                         help="run each workload N times and keep the fastest")  # fmt: skip
     parser.add_argument("--skip-ceiling", action="store_true")
     args = parser.parse_args()
+    compile_harness()
 
     ideal = args.requests * args.latency / args.concurrency
     print(f"workload: {args.requests} requests, concurrency {args.concurrency}, "

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_bytecode import compile_harness
 from stub_process import start_stub_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,6 +109,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--check", action="store_true", help="exit 1 when a bar is missed")
     args = parser.parse_args()
+    compile_harness()
     stub, base_url = start_stub_process(args.latency)
     runs: dict[bool, list[dict[str, Measurement]]] = {False: [], True: []}
     try:

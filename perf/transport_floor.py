@@ -40,6 +40,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_bytecode import compile_harness
 from stub_process import start_stub_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -257,6 +258,7 @@ def main() -> None:
     parser.add_argument("--max-cpu-ratio", type=float, default=3.0)
     parser.add_argument("--max-wall-ratio", type=float, default=2.0)
     args = parser.parse_args()
+    compile_harness()
     systems = [s for s in SYSTEMS if s in (args.systems or SYSTEMS)]
     missed: list[str] = []
     for concurrency in args.load or sorted(LOADS):
