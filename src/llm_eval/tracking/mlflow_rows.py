@@ -163,8 +163,18 @@ def _model_dimension(raw: str | None) -> str | None:
     return bounded_model_dimension(try_parse_json_string(raw))
 
 
-def _root(trace: TraceSpans) -> SpanRecord | None:
-    return next((span for span in trace.spans if span.parent_id is None), None)
+def _stored_spans(trace: TraceSpans) -> list[tuple[SpanRecord, dict[str, Any]]]:
+    """Each span with its stored attributes, computed once for the whole trace's row."""
+    return [(span, _stored_attributes(span)) for span in trace.spans]
+
+
+def _root(spans: Sequence[SpanRecord]) -> SpanRecord:
+    """The root span (no parent). MLflow writes a trace without one as IN_PROGRESS, with no
+    previews or tags; our traces always have one, so its absence is an error here."""
+    root = next((span for span in spans if span.parent_id is None), None)
+    if root is None:
+        raise MlflowRuleError(f"trace {spans[0].trace_id} has no root span")
+    return root
 
 
 def trace_info_row(trace: TraceSpans, experiment_id: int) -> dict[str, Any]:
@@ -172,34 +182,30 @@ def trace_info_row(trace: TraceSpans, experiment_id: int) -> dict[str, Any]:
     times from the spans, state from the root span, previews of the root's inputs and
     outputs, token usage and cost summed over the span tree, trace name from the root's
     `mlflow.traceTag.mlflow.traceName` attribute."""
-    root = _root(trace)
+    spans = _stored_spans(trace)
+    root = _root(trace.spans)
+    root_attributes = next(attributes for span, attributes in spans if span is root)
     start_ms = min(span.start_ns for span in trace.spans) // 1_000_000
     end_ms = max(span.end_ns for span in trace.spans) // 1_000_000
-    if root is None:
-        state = TraceState.IN_PROGRESS
-    else:
-        state = TraceState.ERROR if root.error else TraceState.OK
     row: dict[str, Any] = {
         "request_id": trace.trace_id,
         "experiment_id": experiment_id,
         "timestamp_ms": start_ms,
         "execution_time_ms": (end_ms - start_ms) if end_ms else None,
-        "status": state.value,
+        "status": (TraceState.ERROR if root.error else TraceState.OK).value,
         "client_request_id": None,
         "request_preview": None,
         "response_preview": None,
         # `log_spans` inserts 0 and bumps it once for the span write.
         "db_payload_generation": 1,
-        "trace_name": None,
-        "session_id": _session_id(trace),
+        "trace_name": _root_tags(root_attributes).get(TraceTagKey.TRACE_NAME),
+        "session_id": _session_id(spans),
     }
-    if root is not None:
-        row.update(_previews(_stored_attributes(root)))
-        row["trace_name"] = _root_tags(root).get(TraceTagKey.TRACE_NAME)
-    usage = aggregate_usage_from_span_nodes(_nodes(trace, SpanAttributeKey.CHAT_USAGE)) or {}
+    row.update(_previews(root_attributes))
+    usage = aggregate_usage_from_span_nodes(_nodes(spans, SpanAttributeKey.CHAT_USAGE)) or {}
     for key, column in TOKEN_COLUMN_BY_KEY.items():
         row[column] = token_count_or_none(usage.get(key))
-    cost = aggregate_cost_from_span_nodes(_nodes(trace, SpanAttributeKey.LLM_COST)) or {}
+    cost = aggregate_cost_from_span_nodes(_nodes(spans, SpanAttributeKey.LLM_COST)) or {}
     for key, column in COST_COLUMN_BY_KEY.items():
         row[column] = finite_float_or_none(cost.get(key))
     return row
@@ -219,21 +225,18 @@ def _previews(attributes: Mapping[str, Any]) -> dict[str, str]:
     return previews
 
 
-def _nodes(trace: TraceSpans, key: str) -> list[Any]:
+def _nodes(spans: list[tuple[SpanRecord, dict[str, Any]]], key: str) -> list[Any]:
     return [
-        span_aggregation_node(
-            str(_hex_id(span.span_id)), _hex_id(span.parent_id), _stored_attributes(span), key
-        )
-        for span in trace.spans
+        span_aggregation_node(str(_hex_id(span.span_id)), _hex_id(span.parent_id), attrs, key)
+        for span, attrs in spans
     ]
 
 
-def _session_id(trace: TraceSpans) -> str | None:
+def _session_id(spans: list[tuple[SpanRecord, dict[str, Any]]]) -> str | None:
     """The first span's session id (OTel `session.id` or `gen_ai.conversation.id`); a user
     id would go to `trace_request_metadata`, which these rows do not write."""
     session: str | None = None
-    for span in trace.spans:
-        attributes = _stored_attributes(span)
+    for span, attributes in spans:
         if attributes.get(SpanAttributeKey.USER_ID):
             raise MlflowRuleError(f"span {span.name!r}: user.id is not written without MLflow")
         found = attributes.get(SpanAttributeKey.SESSION_ID) or attributes.get(CONVERSATION_ID)
@@ -242,12 +245,12 @@ def _session_id(trace: TraceSpans) -> str | None:
     return session
 
 
-def _root_tags(root: SpanRecord) -> dict[str, str]:
+def _root_tags(root_attributes: Mapping[str, Any]) -> dict[str, str]:
     """The trace tags carried as `mlflow.traceTag.<key>` root attributes, as `log_spans`
     restores them: a tag MLflow would refuse is skipped, a too long trace name refused."""
     prefix = SpanAttributeKey.TRACE_TAG_PREFIX
     tags: dict[str, str] = {}
-    for name, raw in _stored_attributes(root).items():
+    for name, raw in root_attributes.items():
         if not name.startswith(prefix):
             continue
         try:
@@ -267,10 +270,8 @@ def trace_tag_rows(trace: TraceSpans, artifact_root: str) -> list[dict[str, Any]
         ARTIFACT_LOCATION_TAG: _artifact_location(artifact_root, trace.trace_id),
         TraceTagKey.SPANS_LOCATION: SPANS_IN_TRACKING_STORE,
     }
-    root = _root(trace)
-    if root is not None:
-        tags = _root_tags(root)
-        values.update((k, v) for k, v in tags.items() if k != TraceTagKey.TRACE_NAME)
+    tags = _root_tags(_stored_attributes(_root(trace.spans)))
+    values.update((k, v) for k, v in tags.items() if k != TraceTagKey.TRACE_NAME)
     return [{"request_id": trace.trace_id, "key": k, "value": v} for k, v in values.items()]
 
 

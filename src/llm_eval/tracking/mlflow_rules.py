@@ -138,11 +138,11 @@ def sanitize_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
     """`otel.translation.sanitize_attributes`, the one step of `translate_span_when_storing`
     that touches our spans: an attribute that is JSON text of a string which is itself JSON
     of a string, object or list (e.g. an error message that is a provider's JSON body)
-    loses one layer of encoding. Only JSON text of a string can, so the rest is not parsed."""
+    loses one layer of encoding."""
     cleaned: dict[str, Any] = {}
     for key, value in attributes.items():
         cleaned[key] = value
-        if not (isinstance(value, str) and value.lstrip(" \t\n\r").startswith('"')):
+        if not _may_be_encoded_twice(value):
             continue
         try:
             inner = json.loads(value)
@@ -151,6 +151,19 @@ def sanitize_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
         except json.JSONDecodeError:
             pass
     return cleaned
+
+
+def _may_be_encoded_twice(value: Any) -> bool:
+    """False only where `sanitize_attributes` cannot change the value, so most attributes
+    are not parsed at all: it must be JSON of a string whose text starts (after blanks) with
+    `"`, `{` or `[` - in JSON, a first character of `\\"`, `{`, `[`, a blank, or a `\\u` escape."""
+    if not isinstance(value, str):
+        return False
+    body = value.lstrip(" \t\n\r")
+    if not body.startswith('"'):
+        return False
+    first = body[1:2]
+    return first in ("{", "[", " ") or (first == "\\" and body[2:3] in ('"', "t", "n", "r", "u"))
 
 
 # --------------------------------------------------------------------------- numbers
