@@ -1,7 +1,7 @@
 """A verdict on a trace, as the record holds it, without MLflow's entity classes.
 
 `score` builds its verdicts (and a person's or the judge's) as `FeedbackRecord`s; the local
-SQLite store writes and reads them with the standard library (`sqlite_store`), and every
+SQLite store writes and reads them with the standard library (`sqlite_traces`), and every
 other store gets MLflow's `Feedback` from `to_mlflow`. The attribute names are MLflow's
 (`source.source_type`, `error.error_code`, `create_time_ms`, ...), so the code that compares
 verdicts reads either kind alike.
