@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from llm_eval.redaction import redact
 from llm_eval.tracking import store
+from llm_eval.tracking.feedback import FeedbackError, FeedbackRecord, FeedbackSource
 from llm_eval.tracking.identity import trace_id_of, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
-    from mlflow.entities import Assessment, Feedback
 
     from llm_eval.schemas import TraceRow
+    from llm_eval.tracking.feedback import StoredFeedback
 
 FEEDBACK_NAME = "correct"
 SOURCE_ID = "llm-eval score"
@@ -41,7 +42,7 @@ class VerdictCounts:
 def log_verdicts(
     client: MlflowClient,
     rows: Sequence[TraceRow],
-    current: Mapping[str, Sequence[Assessment]],
+    current: Mapping[str, Sequence[StoredFeedback]],
 ) -> VerdictCounts:
     """Give each row's trace (which must exist) its verdict, replacing a different one.
 
@@ -49,19 +50,19 @@ def log_verdicts(
     SQL store the writes are one bulk transaction (`sql_writes`); elsewhere, or if that fails,
     one `log_assessment` call each.
     """
-    feedback: list[Feedback] = []
+    feedback: list[FeedbackRecord] = []
     invalidate: list[tuple[str, str]] = []
     replaced = unchanged = 0
     for row in rows:
         new = verdict_feedback(trace_id_of(trace_key(row)), row)
-        ours = [a for a in current.get(str(new.trace_id), ()) if _is_ours(a)]
+        ours = [a for a in current.get(new.trace_id, ()) if _is_ours(a)]
         same = [a for a in ours if verdict_of(a) == verdict_of(new)]
         if same:
             # Two clones scoring the same rows at once can both write this verdict: every
             # process keeps the same one (the smallest id) and drops the rest, so concurrent
             # repairs agree instead of writing more.
             keep = min(same, key=lambda a: str(a.assessment_id))
-            extra = [(str(new.trace_id), str(a.assessment_id)) for a in ours if a is not keep]
+            extra = [(new.trace_id, str(a.assessment_id)) for a in ours if a is not keep]
             unchanged += not extra
             replaced += bool(extra)
             invalidate += extra
@@ -69,20 +70,20 @@ def log_verdicts(
         if ours:
             replaced += 1
             new.overrides = ours[-1].assessment_id
-            invalidate += [(str(new.trace_id), str(a.assessment_id)) for a in ours]
+            invalidate += [(new.trace_id, str(a.assessment_id)) for a in ours]
         feedback.append(new)
     if feedback or invalidate:
         write_feedback(client, feedback, invalidate)
     return VerdictCounts(len(feedback), replaced, unchanged)
 
 
-def _is_ours(assessment: Assessment) -> bool:
+def _is_ours(assessment: StoredFeedback) -> bool:
     """Written by `score` (a reviewer's own `correct` feedback is never replaced)."""
     source = assessment.source
     return source is not None and source.source_id == SOURCE_ID
 
 
-def verdict_of(assessment: Assessment) -> tuple[Any, str | None, str | None]:
+def verdict_of(assessment: StoredFeedback) -> tuple[Any, str | None, str | None]:
     """What makes two verdicts the same: value, error code and rationale."""
     error = getattr(assessment, "error", None)
     return (
@@ -93,7 +94,7 @@ def verdict_of(assessment: Assessment) -> tuple[Any, str | None, str | None]:
 
 
 def write_feedback(
-    client: MlflowClient, feedback: list[Feedback], invalidate: list[tuple[str, str]]
+    client: MlflowClient, feedback: list[FeedbackRecord], invalidate: list[tuple[str, str]]
 ) -> None:
     """Write the new verdicts; mark `invalidate` ((trace id, assessment id)) not valid."""
     from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
@@ -105,11 +106,9 @@ def write_feedback(
     from mlflow.tracing.client import TracingClient
 
     tracing = TracingClient(client.tracking_uri)
-    for assessment in feedback:
-        trace_id = assessment.trace_id
-        assert trace_id is not None  # set by verdict_feedback
+    for record in feedback:
         # The store marks the one `overrides` names as not valid.
-        store.with_retry(partial(tracing.log_assessment, trace_id, assessment))
+        store.with_retry(partial(tracing.log_assessment, record.trace_id, record.to_mlflow()))
     overridden = {str(a.overrides) for a in feedback}
     for trace_id, assessment_id in invalidate:
         if assessment_id not in overridden:
@@ -129,29 +128,24 @@ def _delete_if_there(tracing: Any, trace_id: str, assessment_id: str) -> None:
             raise
 
 
-def verdict_feedback(trace_id: str, row: TraceRow) -> Feedback:
+def verdict_feedback(trace_id: str, row: TraceRow) -> FeedbackRecord:
     """One feedback: the verdict with its reason, or the error that left no verdict."""
-    from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, Feedback
-
-    source = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=SOURCE_ID)
+    source = FeedbackSource(source_type="CODE", source_id=SOURCE_ID)
     if row.status == "error" or row.score is None:
         kind = row.error.kind if row.error else "unscored"
         message = redact(row.error.message)[:500] if row.error else "no verdict"
-        feedback = Feedback(
+        return FeedbackRecord(
+            trace_id=trace_id,
             name=FEEDBACK_NAME,
             source=source,
-            error=AssessmentError(error_code=kind, error_message=message),
+            error=FeedbackError(error_code=kind, error_message=message),
         )
-    else:
-        extracted = redact(row.score.extracted) if row.score.extracted else None
-        feedback = Feedback(
-            name=FEEDBACK_NAME,
-            value=row.status == "correct",
-            source=source,
-            rationale=(
-                f"{row.score.method}: extracted {extracted!r}, expected {redact(row.answer)!r}"
-            ),
-            metadata={"method": row.score.method, "scorer": row.scorer or ""},
-        )
-    feedback.trace_id = trace_id
-    return feedback
+    extracted = redact(row.score.extracted) if row.score.extracted else None
+    return FeedbackRecord(
+        trace_id=trace_id,
+        name=FEEDBACK_NAME,
+        value=row.status == "correct",
+        source=source,
+        rationale=f"{row.score.method}: extracted {extracted!r}, expected {redact(row.answer)!r}",
+        metadata={"method": row.score.method, "scorer": row.scorer or ""},
+    )

@@ -25,13 +25,14 @@ from llm_eval.scoring.reviews import (
     key_digest,
     review_key,
 )
+from llm_eval.tracking.feedback import FeedbackRecord, FeedbackSource
 from llm_eval.tracking.identity import trace_id_of, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
-    from mlflow.entities import Assessment, Feedback
 
     from llm_eval.schemas import TraceRow
+    from llm_eval.tracking.feedback import StoredFeedback
 
 HUMAN = "HUMAN"
 LLM_JUDGE = "LLM_JUDGE"
@@ -43,17 +44,17 @@ _TRUE = {"true", "correct", "right", "yes", "1"}
 _FALSE = {"false", "incorrect", "wrong", "no", "0"}
 
 
-def source_type(assessment: Assessment) -> str | None:
+def source_type(assessment: StoredFeedback) -> str | None:
     source = assessment.source
     return str(source.source_type) if source is not None else None
 
 
-def is_decision(assessment: Assessment) -> bool:
+def is_decision(assessment: StoredFeedback) -> bool:
     """A person's or a judge's verdict (not the scorer's)."""
     return source_type(assessment) in {HUMAN, LLM_JUDGE}
 
 
-def human_verdict(assessment: Assessment) -> SureVerdict | None:
+def human_verdict(assessment: StoredFeedback) -> SureVerdict | None:
     """The verdict a person's feedback states (a boolean, or a word such as `true` or
     `wrong`); None if it states none (an error, or another value)."""
     if getattr(assessment, "error", None) is not None:
@@ -69,7 +70,7 @@ def human_verdict(assessment: Assessment) -> SureVerdict | None:
     return None
 
 
-def settled_key(assessment: Assessment, row: TraceRow) -> str:
+def settled_key(assessment: StoredFeedback, row: TraceRow) -> str:
     """Digest of the reply key a human verdict settles: its metadata's, else its row's."""
     return (assessment.metadata or {}).get(KEY_METADATA) or key_digest(review_key(row))
 
@@ -94,7 +95,7 @@ class DecisionCounts:
 
 
 def log_decisions(
-    client: MlflowClient, rows: Sequence[TraceRow], current: Mapping[str, Sequence[Assessment]]
+    client: MlflowClient, rows: Sequence[TraceRow], current: Mapping[str, Sequence[StoredFeedback]]
 ) -> DecisionCounts:
     """Give each row settled by a person or the judge that verdict on its trace.
 
@@ -104,7 +105,7 @@ def log_decisions(
     """
     from llm_eval.tracking.assessments import write_feedback
 
-    feedback: list[Feedback] = []
+    feedback: list[FeedbackRecord] = []
     invalidate: list[tuple[str, str]] = []
     unchanged = newer = 0
     for row in rows:
@@ -135,14 +136,14 @@ def log_decisions(
     return DecisionCounts(len(feedback), unchanged, newer)
 
 
-def _added_later(assessment: Assessment, decided_at: str | None) -> bool:
+def _added_later(assessment: StoredFeedback, decided_at: str | None) -> bool:
     """A person's verdict added in MLflow (not one `score` wrote) after the file's decision."""
     if KEY_METADATA in (assessment.metadata or {}) or source_type(assessment) != HUMAN:
         return False
     return (assessment.create_time_ms or 0) > _millis(decided_at)
 
 
-def _same_source(assessment: Assessment, row: TraceRow) -> bool:
+def _same_source(assessment: StoredFeedback, row: TraceRow) -> bool:
     """A person's verdict for a reviewed row; this judge model's for a judged one."""
     assert row.score is not None
     kind = source_type(assessment)
@@ -152,34 +153,31 @@ def _same_source(assessment: Assessment, row: TraceRow) -> bool:
     return kind == LLM_JUDGE and source is not None and source.source_id == row.score.decided_by
 
 
-def _stated(assessment: Assessment) -> str | None:
+def _stated(assessment: StoredFeedback) -> str | None:
     value = getattr(assessment, "value", None)
     if source_type(assessment) == LLM_JUDGE:
         return ("correct" if value else "incorrect") if isinstance(value, bool) else None
     return human_verdict(assessment)
 
 
-def decision_feedback(trace_id: str, row: TraceRow) -> Feedback:
+def decision_feedback(trace_id: str, row: TraceRow) -> FeedbackRecord:
     """The HUMAN (reviewer) or LLM_JUDGE (judge model) feedback stating the row's verdict."""
-    from mlflow.entities import AssessmentSource, Feedback
-
     score = row.score
     assert score is not None and score.source != "rule"
     human = score.source == "human"
     why = f"rules: {score.method}" + (f" ({score.unsure_reason})" if score.unsure_reason else "")
     note = redact(score.decision_note)[:500] if score.decision_note else ""
     origin = f"reviewed in {REVIEWS_FILE}" if human else "judge's reply"
-    feedback = Feedback(
+    return FeedbackRecord(
+        trace_id=trace_id,
         name="correct",
         value=row.status == "correct",
-        source=AssessmentSource(
+        source=FeedbackSource(
             source_type=HUMAN if human else LLM_JUDGE, source_id=score.decided_by or "unknown"
         ),
         rationale=f"{origin}{': ' + note if note else ''}; {why}",
         metadata={KEY_METADATA: key_digest(review_key(row)), "decided_at": score.decided_at or ""},
     )
-    feedback.trace_id = trace_id
-    return feedback
 
 
 # --------------------------------------------------------------------------- reading
@@ -187,7 +185,7 @@ def decision_feedback(trace_id: str, row: TraceRow) -> Feedback:
 
 def pull_reviews(
     rows: Sequence[TraceRow],
-    current: Mapping[str, Sequence[Assessment]],
+    current: Mapping[str, Sequence[StoredFeedback]],
     decided: Mapping[ReviewKey, Review],
 ) -> list[Review]:
     """People's verdicts on these rows' traces that the file lacks, as new decisions.
@@ -195,7 +193,7 @@ def pull_reviews(
     For each reply key the newest readable human verdict counts; it is new if the file has
     no decision for the key, or an older one that says otherwise.
     """
-    newest: dict[ReviewKey, tuple[Assessment, SureVerdict]] = {}
+    newest: dict[ReviewKey, tuple[StoredFeedback, SureVerdict]] = {}
     for row in rows:
         key = review_key(row)
         if row.score is None or row.status == "error":
@@ -217,7 +215,7 @@ def pull_reviews(
     return pulled
 
 
-def _pulled(key: ReviewKey, assessment: Assessment, verdict: SureVerdict, stamp: int) -> Review:
+def _pulled(key: ReviewKey, assessment: StoredFeedback, verdict: SureVerdict, stamp: int) -> Review:
     benchmark, task_id, answer, digest = key
     source = assessment.source
     rationale = getattr(assessment, "rationale", None)

@@ -1,7 +1,7 @@
 """A verdict on a trace, as the record holds it, without MLflow's entity classes.
 
 `score` builds its verdicts (and a person's or the judge's) as `FeedbackRecord`s; the local
-SQLite store writes and reads them with the standard library (`sqlite_store`), and every
+SQLite store writes and reads them with the standard library (`sqlite_traces`), and every
 other store gets MLflow's `Feedback` from `to_mlflow`. The attribute names are MLflow's
 (`source.source_type`, `error.error_code`, `create_time_ms`, ...), so the code that compares
 verdicts reads either kind alike.
@@ -10,10 +10,14 @@ verdicts reads either kind alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from mlflow.entities import Feedback
+    from mlflow.entities import Assessment, Feedback
+
+    StoredFeedback: TypeAlias = "FeedbackRecord | Assessment"
+    """A verdict read from the store: a `FeedbackRecord` (the SQL stores) or MLflow's
+    `Assessment` (MLflow's API); the code that compares them reads the names both have."""
 
 ASSESSMENT_NAME = "correct"
 
@@ -23,7 +27,7 @@ class FeedbackSource:
     """Who gave the verdict: `CODE` (the scorer), `HUMAN` or `LLM_JUDGE`, and which one."""
 
     source_type: str
-    source_id: str
+    source_id: str | None
 
 
 @dataclass

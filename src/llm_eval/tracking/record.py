@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,10 +22,10 @@ from llm_eval.tracking.identity import RUN_ID_TAG, trace_id_of, trace_key
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
-    from mlflow.entities import Assessment
 
     from llm_eval.schemas import RowKey, TraceRow
     from llm_eval.tracking.assessments import VerdictCounts
+    from llm_eval.tracking.feedback import StoredFeedback
 
 
 @dataclass
@@ -34,7 +34,7 @@ class StoreView:
     assessments on those traces by trace id (when asked for)."""
 
     traces: set[str] = field(default_factory=set)
-    verdicts: dict[str, list[Assessment]] = field(default_factory=dict)
+    verdicts: Mapping[str, Sequence[StoredFeedback]] = field(default_factory=dict)
 
 
 def unique_rows(rows: Sequence[TraceRow]) -> list[TraceRow]:
@@ -70,6 +70,7 @@ def _api_view(
     from llm_eval.tracking.assessments import FEEDBACK_NAME
 
     view = StoreView()
+    found: dict[str, list[StoredFeedback]] = {}
     for run_id in sorted({row.run_id for row in rows}):
         for info in search_trace_infos(client, experiment_id, run_id):
             if info.trace_id not in wanted:
@@ -78,7 +79,8 @@ def _api_view(
             if verdicts:
                 current = [a for a in info.assessments if a.name == FEEDBACK_NAME and a.valid]
                 if current:
-                    view.verdicts[info.trace_id] = current
+                    found[info.trace_id] = current
+    view.verdicts = found
     return view
 
 

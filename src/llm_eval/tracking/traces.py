@@ -93,7 +93,7 @@ def call_windows(row: TraceRow) -> list[tuple[list[dict[str, Any]], dict[str, An
 
 
 def _usage_attributes(call: CallRecord) -> dict[str, Any]:
-    from mlflow.tracing.constant import SpanAttributeKey
+    from llm_eval.tracking.mlflow_rules import SpanAttributeKey
 
     usage = call.usage
     attributes: dict[str, Any] = {
