@@ -151,7 +151,7 @@ def execute_pull(results: Sequence[Path], config_root: Path) -> int:
     from llm_eval.tracking.store import client_for, experiment_id, lock_directory, store_lock
 
     rows = unique_rows(_read_all(results))
-    if not prepare_tracking(config_root):
+    if not prepare_tracking(config_root, needs_mlflow=True):
         raise UsageError("tracking is off (LLM_EVAL_TRACKING=0 or tracking.enabled: false)")
     wait_for_mlflow()
     quiet_mlflow()

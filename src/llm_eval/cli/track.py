@@ -30,7 +30,7 @@ def execute_track(results: list[Path], scored: bool, check_only: bool, config_ro
     for path in results:
         if not path.is_file():
             raise UsageError(f"RESULTS: no such file {path}")
-    if not prepare_tracking(config_root):
+    if not prepare_tracking(config_root, needs_mlflow=True):
         raise UsageError("tracking is off (LLM_EVAL_TRACKING=0 or tracking.enabled: false)")
     wait_for_mlflow()
     quiet_mlflow()

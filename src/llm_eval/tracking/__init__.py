@@ -49,24 +49,34 @@ __all__ = [
 ]
 
 
-def prepare_tracking(config_root: Path | str = ".", *, preload: bool = True) -> bool:
+def prepare_tracking(
+    config_root: Path | str = ".", *, preload: bool = True, needs_mlflow: bool = False
+) -> bool:
     """Whether the stage will be tracked; if so, check the store first (an unusable one
     raises `UsageError` within seconds).
 
     `preload`: start loading MLflow in a background thread, so a stage whose own work is
     local (score, track) hides that second or two. `run` passes False: a thread importing
     MLflow beside the request loop took CPU from it (1.8x the run's CPU in all); MLflow
-    loads there only after the last request, to write the record from the rows.
+    loads there only after the last request, to write the record from the rows. Nothing is
+    preloaded where the stage will write the local store without MLflow (`sqlite_store`),
+    unless the command `needs_mlflow` for more than the writes (`track`'s audit, `review`).
     """
     root = Path(config_root)
     params = read_params(root)
     if not tracking_enabled(root, params):
         return False
-    from llm_eval.tracking.context import repo_root, store_locations
+    from llm_eval.tracking.context import experiment_name, repo_root, store_locations
     from llm_eval.tracking.preflight import check_store
+    from llm_eval.tracking.sqlite_store import open_client
 
     uri, _ = store_locations(repo_root(root.resolve()))
     check_store(uri)
+    lite = open_client(uri, experiment_name(params or {})) if preload and not needs_mlflow else None
+    if lite is not None:
+        # The local store is written without MLflow (`sqlite_store`): nothing to load.
+        lite.close()
+        preload = False
     if preload:
         global _loader
         _loader = threading.Thread(target=_load_mlflow, name="load-mlflow", daemon=True)

@@ -19,12 +19,12 @@ from llm_eval.redaction import redact
 from llm_eval.tracking import store
 from llm_eval.tracking.feedback import FeedbackError, FeedbackRecord, FeedbackSource
 from llm_eval.tracking.identity import trace_id_of, trace_key
+from llm_eval.tracking.sqlite_store import SqliteRecordClient
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-
     from llm_eval.schemas import TraceRow
     from llm_eval.tracking.feedback import StoredFeedback
+    from llm_eval.tracking.store import RecordClient
 
 FEEDBACK_NAME = "correct"
 SOURCE_ID = "llm-eval score"
@@ -40,7 +40,7 @@ class VerdictCounts:
 
 
 def log_verdicts(
-    client: MlflowClient,
+    client: RecordClient,
     rows: Sequence[TraceRow],
     current: Mapping[str, Sequence[StoredFeedback]],
 ) -> VerdictCounts:
@@ -94,13 +94,19 @@ def verdict_of(assessment: StoredFeedback) -> tuple[Any, str | None, str | None]
 
 
 def write_feedback(
-    client: MlflowClient, feedback: list[FeedbackRecord], invalidate: list[tuple[str, str]]
+    client: RecordClient, feedback: list[FeedbackRecord], invalidate: list[tuple[str, str]]
 ) -> None:
     """Write the new verdicts; mark `invalidate` ((trace id, assessment id)) not valid."""
     from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
 
-    sql = sql_store(client)
     ids = [assessment_id for _, assessment_id in invalidate]
+    if isinstance(client, SqliteRecordClient):
+        from llm_eval.tracking import sqlite_traces
+
+        write = partial(sqlite_traces.write_assessments, client.connection, feedback, ids)
+        store.with_retry(write)
+        return
+    sql = sql_store(client)
     if sql is not None and bulk_write(partial(write_assessments, sql, feedback, ids), "assessment"):
         return
     from mlflow.tracing.client import TracingClient

@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.tracking.identity import otel_trace_id, span_id_of, trace_id_of, trace_key
+from llm_eval.tracking.sqlite_store import SqliteRecordClient
 from llm_eval.tracking.traces import SpanPlan, plan_spans
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from llm_eval.schemas import TraceRow
     from llm_eval.tracking.sql_writes import SpanRecord, TraceSpans
+    from llm_eval.tracking.store import RecordClient
 
 BATCH_ROWS = 500
 """Rows per write: one transaction each, small enough to keep memory flat."""
@@ -37,7 +39,7 @@ TAG_PREFIX = "mlflow.traceTag."
 
 
 def log_rows_as_traces(
-    client: MlflowClient,
+    client: RecordClient,
     experiment_id: str,
     run_id: str | None,
     rows: Sequence[TraceRow],
@@ -53,6 +55,8 @@ def log_rows_as_traces(
     """
     from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_traces
 
+    if isinstance(client, SqliteRecordClient):
+        return _write_with_sqlite(client, experiment_id, run_id, rows, shift_ns)
     store = sql_store(client)
     artifact_root = client.get_experiment(experiment_id).artifact_location if store else ""
     trace_ids: list[str] = []
@@ -73,6 +77,40 @@ def log_rows_as_traces(
     if run_id is not None:
         for start in range(0, len(api_ids), LINKS_PER_CALL):
             client.link_traces_to_run(api_ids[start : start + LINKS_PER_CALL], run_id)
+    return trace_ids
+
+
+def _write_with_sqlite(
+    client: SqliteRecordClient,
+    experiment_id: str,
+    run_id: str | None,
+    rows: Sequence[TraceRow],
+    shift_ns: Sequence[int] | None,
+) -> list[str]:
+    """The same traces written with `sqlite3` into the local store (`sqlite_traces`), a
+    batch per transaction; a write that still fails after the lock retries raises (the
+    stage then says `llm-eval track` records them later)."""
+    from llm_eval.tracking import sqlite_traces
+    from llm_eval.tracking.store import with_retry
+
+    artifact_root = client.get_experiment(experiment_id).artifact_location
+    trace_ids: list[str] = []
+    for start in range(0, len(rows), BATCH_ROWS):
+        traces = [
+            row_trace(rows[index], experiment_id, shift_ns[index] if shift_ns else 0)
+            for index in range(start, min(start + BATCH_ROWS, len(rows)))
+        ]
+        trace_ids += [trace.trace_id for trace in traces]
+        with_retry(
+            partial(
+                sqlite_traces.write_traces,
+                client.connection,
+                experiment_id,
+                artifact_root,
+                run_id,
+                traces,
+            )
+        )
     return trace_ids
 
 

@@ -216,14 +216,13 @@ def build_context(
     uri, artifacts = store_locations(repo)
     commit = git_commit(root) or os.environ.get("DVC_EXP_BASELINE_REV")
     exp_name = os.environ.get("DVC_EXP_NAME") or None
-    tracking = _section(params, "tracking")
     return StageContext(
         stage=stage,
         config_root=root,
         repo_root=repo,
         tracking_uri=uri,
         artifact_location=artifacts,
-        experiment=str(tracking.get("experiment") or DEFAULT_EXPERIMENT),
+        experiment=experiment_name(params),
         params=params,
         git_commit=commit,
         exp_name=exp_name,
@@ -296,6 +295,11 @@ def pipeline_params(params: dict[str, Any]) -> dict[str, str]:
         logged.update(safe_params(entries.get(name) or {}, f"models.{name}"))
     logged.update(safe_params(params.get("runner") or {}, "runner"))
     return logged
+
+
+def experiment_name(params: dict[str, Any]) -> str:
+    """The MLflow experiment the stages log to (`tracking.experiment` in params.yaml)."""
+    return str(_section(params, "tracking").get("experiment") or DEFAULT_EXPERIMENT)
 
 
 def _section(params: dict[str, Any], key: str) -> dict[str, Any]:

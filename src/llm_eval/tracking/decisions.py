@@ -29,10 +29,9 @@ from llm_eval.tracking.feedback import FeedbackRecord, FeedbackSource
 from llm_eval.tracking.identity import trace_id_of, trace_key
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-
     from llm_eval.schemas import TraceRow
     from llm_eval.tracking.feedback import StoredFeedback
+    from llm_eval.tracking.store import RecordClient
 
 HUMAN = "HUMAN"
 LLM_JUDGE = "LLM_JUDGE"
@@ -95,7 +94,7 @@ class DecisionCounts:
 
 
 def log_decisions(
-    client: MlflowClient, rows: Sequence[TraceRow], current: Mapping[str, Sequence[StoredFeedback]]
+    client: RecordClient, rows: Sequence[TraceRow], current: Mapping[str, Sequence[StoredFeedback]]
 ) -> DecisionCounts:
     """Give each row settled by a person or the judge that verdict on its trace.
 

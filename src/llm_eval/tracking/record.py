@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm_eval.tracking import store
 from llm_eval.tracking.identity import RUN_ID_TAG, trace_id_of, trace_key
+from llm_eval.tracking.sqlite_store import SqliteRecordClient
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from llm_eval.schemas import RowKey, TraceRow
     from llm_eval.tracking.assessments import VerdictCounts
     from llm_eval.tracking.feedback import StoredFeedback
+    from llm_eval.tracking.store import RecordClient
 
 
 @dataclass
@@ -43,19 +45,36 @@ def unique_rows(rows: Sequence[TraceRow]) -> list[TraceRow]:
 
 
 def store_view(
-    client: MlflowClient, experiment_id: str, rows: Sequence[TraceRow], *, verdicts: bool
+    client: RecordClient, experiment_id: str, rows: Sequence[TraceRow], *, verdicts: bool
 ) -> StoreView:
     """Look up the rows' traces (and verdicts) in the store."""
     from llm_eval.tracking.assessments import FEEDBACK_NAME
     from llm_eval.tracking.sql_writes import sql_store, stored_trace_ids, valid_assessments
 
     ids = [trace_id_of(trace_key(row)) for row in rows]
+    if isinstance(client, SqliteRecordClient):
+        return _sqlite_view(client, ids, verdicts)
     sql = sql_store(client)
     if sql is None:
         return _api_view(client, experiment_id, rows, set(ids), verdicts)
     view = StoreView(traces=store.with_retry(lambda: stored_trace_ids(sql, ids)))
     if verdicts:
         view.verdicts = store.with_retry(lambda: valid_assessments(sql, ids, FEEDBACK_NAME))
+    return view
+
+
+def _sqlite_view(client: SqliteRecordClient, ids: list[str], verdicts: bool) -> StoreView:
+    """The same view read with `sqlite3` from the local store (`sqlite_traces`)."""
+    from llm_eval.tracking import sqlite_traces
+    from llm_eval.tracking.assessments import FEEDBACK_NAME
+
+    connection = client.connection
+    view = StoreView(
+        traces=store.with_retry(partial(sqlite_traces.stored_trace_ids, connection, ids))
+    )
+    if verdicts:
+        found = partial(sqlite_traces.valid_assessments, connection, ids, FEEDBACK_NAME)
+        view.verdicts = dict(store.with_retry(found))
     return view
 
 
@@ -116,7 +135,7 @@ class TraceCounts:
 
 
 def reconcile_traces(
-    client: MlflowClient,
+    client: RecordClient,
     experiment_id: str,
     link_run: str | None,
     rows: Sequence[TraceRow],
@@ -149,7 +168,7 @@ def simulated_shifts(rows: Sequence[TraceRow]) -> list[int]:
 
 
 def reconcile_verdicts(
-    client: MlflowClient, rows: Sequence[TraceRow], view: StoreView
+    client: RecordClient, rows: Sequence[TraceRow], view: StoreView
 ) -> VerdictCounts:
     """Give every row's trace its current verdict (the traces must be stored), and the rows
     a person or the judge settled that verdict too, beside it."""

@@ -251,8 +251,10 @@ def open_client(tracking_uri: str, experiment: str) -> SqliteRecordClient | None
     it (see the module's docstring for when)."""
     if os.environ.get(DISABLE_SWITCH, "1") == "0" or not tracking_uri.startswith("sqlite:///"):
         return None
-    if os.environ.get("MLFLOW_SQL_TRACE_ROLLUPS_ENABLED", "").strip().lower() in {"1", "true"}:
-        return None
+    from llm_eval.tracking.sqlite_traces import rollups_enabled
+
+    if rollups_enabled():
+        return None  # MLflow's rollup tables need rows only its own writes add
     path = Path(tracking_uri.removeprefix("sqlite:///"))
     if not path.is_file():
         return None  # MLflow creates the schema

@@ -4,10 +4,11 @@ report), nested under the pipeline's parent run. Imported only when tracking is 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from llm_eval.redaction import redact
 from llm_eval.tracking import store
 from llm_eval.tracking.context import StageContext, flatten, safe_params, stage_params
+from llm_eval.tracking.sqlite_store import MetricValue
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-
     from llm_eval.schemas import RowKey, TraceRow
+    from llm_eval.tracking.store import RecordClient
 
 TRACE_STAGES = frozenset({"run"})
 """Stages whose rows become MLflow traces (the ones that called the models)."""
@@ -80,10 +81,7 @@ def log_stage(
     keys of the rows this stage made (see `record.reconcile_traces`); `tables`: artifact
     path -> columns, logged with `log_table` on a stage's single run (the report's item table).
     """
-    os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
-    quiet_mlflow()
-    with store.store_lock(store.lock_directory(ctx)), store.global_tracking_uri(ctx.tracking_uri):
-        client = store.client_for(ctx)
+    with store.store_lock(store.lock_directory(ctx)), _store_client(ctx) as client:
         exp_id = store.experiment_id(client, ctx)
         parent = store.parent_run_id(client, exp_id, ctx)
         if rows_paths:
@@ -100,8 +98,27 @@ def log_stage(
     return run_ids
 
 
+@contextlib.contextmanager
+def _store_client(ctx: StageContext) -> Iterator[RecordClient]:
+    """The stage's client; MLflow's set up first (quiet, bounded, its process-wide URI on
+    the store) when it is MLflow's, the local writer's connection closed after."""
+    from llm_eval.tracking.sqlite_store import open_client
+
+    lite = store.with_retry(lambda: open_client(ctx.tracking_uri, ctx.experiment))
+    if lite is not None:
+        try:
+            yield lite
+        finally:
+            lite.close()
+        return
+    os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    quiet_mlflow()
+    with store.global_tracking_uri(ctx.tracking_uri):
+        yield store.client_for(ctx)
+
+
 def _log_model_runs(
-    client: MlflowClient,
+    client: RecordClient,
     ctx: StageContext,
     exp_id: str,
     parent: str,
@@ -127,7 +144,7 @@ def _log_model_runs(
 
 
 def _log_model_run(
-    client: MlflowClient,
+    client: RecordClient,
     ctx: StageContext,
     exp_id: str,
     parent: str,
@@ -156,7 +173,7 @@ def _log_model_run(
 
 
 def _reconcile(
-    client: MlflowClient,
+    client: RecordClient,
     exp_id: str,
     run_id: str,
     stage: str,
@@ -177,12 +194,10 @@ def _reconcile(
 
 
 def open_model_run(
-    client: MlflowClient, ctx: StageContext, exp_id: str, parent: str, model: str, row: TraceRow
+    client: RecordClient, ctx: StageContext, exp_id: str, parent: str, model: str, row: TraceRow
 ) -> str:
     """Create a model's run `<stage>:<model> @ <label>` under the parent, with its tags and
     params (the label tells pipeline executions apart: `StageContext.label`)."""
-    from mlflow.entities import Param
-
     tags = {
         **ctx.base_tags(),
         "llm_eval.model": model,
@@ -191,13 +206,12 @@ def open_model_run(
         "mlflow.parentRunId": parent,
     }
     run_id = _create_run(client, exp_id, f"{ctx.stage}:{model} @ {ctx.label()}", tags, ctx)
-    params = [Param(key, value) for key, value in stage_params(ctx.params, [model]).items()]
-    store.log_batch(client, run_id, params=params)
+    store.log_batch(client, run_id, params=stage_params(ctx.params, [model]))
     return run_id
 
 
 def _log_plain_run(
-    client: MlflowClient,
+    client: RecordClient,
     ctx: StageContext,
     exp_id: str,
     parent: str,
@@ -206,8 +220,6 @@ def _log_plain_run(
     models: Sequence[str],
     tables: Mapping[str, Mapping[str, list[Any]]] | None = None,
 ) -> str:
-    from mlflow.entities import Param
-
     tags = {**ctx.base_tags(), "mlflow.parentRunId": parent}
     if models:
         tags["llm_eval.model"] = ",".join(models)
@@ -218,7 +230,7 @@ def _log_plain_run(
         logged = safe_params(
             {"models": run.get("models") or [], "benchmarks": run.get("benchmarks") or []}, "run"
         )
-        store.log_batch(client, run_id, params=[Param(k, v) for k, v in logged.items()])
+        store.log_batch(client, run_id, params=logged)
         store.log_batch(client, run_id, metrics=_metric_list(metrics or {}))
         for name, table in (tables or {}).items():
             store.with_retry(partial(client.log_table, run_id, dict(table), name))
@@ -227,13 +239,10 @@ def _log_plain_run(
 
 
 def _create_run(
-    client: MlflowClient, exp_id: str, name: str, tags: dict[str, str], ctx: StageContext
+    client: RecordClient, exp_id: str, name: str, tags: dict[str, str], ctx: StageContext
 ) -> str:
     """A run that starts when the stage's process started (not when logging began)."""
-    run = store.with_retry(
-        lambda: client.create_run(exp_id, start_time=ctx.started_ms, tags=tags, run_name=name)
-    )
-    return str(run.info.run_id)
+    return store.create_run(client, exp_id, ctx.started_ms, tags, name)
 
 
 class _finishing:
@@ -242,7 +251,7 @@ class _finishing:
 
     def __init__(
         self,
-        client: MlflowClient,
+        client: RecordClient,
         run_id: str,
         status: str = "FINISHED",
         end_ms: int | None = None,
@@ -257,17 +266,15 @@ class _finishing:
         store.with_retry(lambda: self.client.set_terminated(self.run_id, status, self.end_ms))
 
 
-def _metric_list(data: Mapping[str, Any]) -> list[Any]:
+def _metric_list(data: Mapping[str, Any]) -> list[MetricValue]:
     """Nested numeric values as MLflow metrics `a/b/c`; booleans as 0/1; the rest skipped."""
-    from mlflow.entities import Metric
-
     now = int(time.time() * 1000)
     metrics = []
     for key, value in flatten(dict(data)).items():
         if isinstance(value, bool):
             value = int(value)
         if isinstance(value, int | float):
-            metrics.append(Metric(key.replace(".", "/"), float(value), now, 0))
+            metrics.append(MetricValue(key.replace(".", "/"), float(value), now, 0))
     return metrics
 
 
@@ -308,7 +315,7 @@ def task_table(rows: Sequence[TraceRow]) -> dict[str, list[Any]]:
     return table
 
 
-def _log_artifacts(client: MlflowClient, run_id: str, paths: Sequence[Path]) -> None:
+def _log_artifacts(client: RecordClient, run_id: str, paths: Sequence[Path]) -> None:
     """Copy files into the run's artifacts: traces/, results/, reports/, charts/ by kind."""
     for path in dict.fromkeys(paths):
         if path.is_file():

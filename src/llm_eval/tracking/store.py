@@ -15,15 +15,20 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from llm_eval.tracking.context import StageContext, pipeline_params
+from llm_eval.tracking.sqlite_store import MetricValue, SqliteRecordClient
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from mlflow import MlflowClient
+
+    RecordClient: TypeAlias = MlflowClient | SqliteRecordClient
 
 T = TypeVar("T")
 
@@ -131,7 +136,7 @@ def global_tracking_uri(uri: str) -> Iterator[None]:
 
 
 def client_for(ctx: StageContext) -> MlflowClient:
-    """A client on the stage's store (creating the SQLite schema the first time)."""
+    """MLflow's client on the stage's store (creating the SQLite schema the first time)."""
     from mlflow import MlflowClient
 
     return with_retry(lambda: _ready_client(MlflowClient(tracking_uri=ctx.tracking_uri)))
@@ -158,68 +163,101 @@ def use_write_ahead_log(uri: str) -> None:
         database.close()
 
 
-def experiment_id(client: MlflowClient, ctx: StageContext) -> str:
+def experiment_id(client: RecordClient, ctx: StageContext) -> str:
     """The configured experiment's id, created with an absolute artifact location if new."""
-    existing = with_retry(lambda: client.get_experiment_by_name(ctx.experiment))
+    if isinstance(client, SqliteRecordClient):
+        found = client.get_experiment_by_name(ctx.experiment)
+        assert found is not None  # `open_client` checked it exists and is active
+        return found.experiment_id
+    mlflow_client = client
+    existing = with_retry(lambda: mlflow_client.get_experiment_by_name(ctx.experiment))
     if existing is not None:
         if existing.lifecycle_stage == "deleted":
-            with_retry(lambda: client.restore_experiment(existing.experiment_id))
-        return existing.experiment_id
+            with_retry(lambda: mlflow_client.restore_experiment(existing.experiment_id))
+        return str(existing.experiment_id)
     try:
         return with_retry(
-            lambda: client.create_experiment(
+            lambda: mlflow_client.create_experiment(
                 ctx.experiment, artifact_location=ctx.artifact_location
             )
         )
     except Exception:
         # Another process (a second clone on a shared server) created it in between.
-        created = with_retry(lambda: client.get_experiment_by_name(ctx.experiment))
+        created = with_retry(lambda: mlflow_client.get_experiment_by_name(ctx.experiment))
         if created is None:
             raise
         return str(created.experiment_id)
 
 
-def parent_run_id(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
+def parent_run_id(client: RecordClient, exp_id: str, ctx: StageContext) -> str:
     """Find the parent run of this pipeline execution by its key, or create it."""
-    key_filter = f"tags.`llm_eval.pipeline_key` = '{ctx.pipeline_key}'"
+    key = {"llm_eval.pipeline_key": ctx.pipeline_key, "llm_eval.stage": PARENT_STAGE}
+    if isinstance(client, SqliteRecordClient):
+        lite = client
+        found_id = with_retry(lambda: lite.find_run(exp_id, key))
+        if found_id is not None:
+            return found_id
+        return _create_parent(client, exp_id, ctx)
+    mlflow_client = client
+    filter_string = " and ".join(f"tags.`{k}` = '{v}'" for k, v in key.items())
     found = with_retry(
-        lambda: client.search_runs(
-            [exp_id],
-            filter_string=f"{key_filter} and tags.`llm_eval.stage` = '{PARENT_STAGE}'",
-            max_results=1,
-        )
+        lambda: mlflow_client.search_runs([exp_id], filter_string=filter_string, max_results=1)
     )
     if found:
         return str(found[0].info.run_id)
     return _create_parent(client, exp_id, ctx)
 
 
-def _create_parent(client: MlflowClient, exp_id: str, ctx: StageContext) -> str:
-    from mlflow.entities import Param
-
+def _create_parent(client: RecordClient, exp_id: str, ctx: StageContext) -> str:
     name = f"pipeline {ctx.label()}"
     tags = {**ctx.base_tags(), "llm_eval.stage": PARENT_STAGE, "mlflow.runName": name}
+    run_id = create_run(client, exp_id, ctx.started_ms, tags, name)
+    log_batch(client, run_id, params=pipeline_params(ctx.params))
+    return run_id
+
+
+def create_run(
+    client: RecordClient, exp_id: str, start_ms: int | None, tags: dict[str, str], name: str
+) -> str:
+    """A new RUNNING run; returns its id."""
+    if isinstance(client, SqliteRecordClient):
+        lite = client
+        return with_retry(lambda: lite.create_run(exp_id, start_ms, tags, name))
+    mlflow_client = client
     run = with_retry(
-        lambda: client.create_run(exp_id, start_time=ctx.started_ms, tags=tags, run_name=name)
+        lambda: mlflow_client.create_run(exp_id, start_time=start_ms, tags=tags, run_name=name)
     )
-    params = [Param(key, value) for key, value in pipeline_params(ctx.params).items()]
-    log_batch(client, run.info.run_id, params=params)
     return str(run.info.run_id)
 
 
 def log_batch(
-    client: MlflowClient, run_id: str, *, metrics: Sequence[Any] = (), params: Sequence[Any] = ()
+    client: RecordClient,
+    run_id: str,
+    *,
+    metrics: Sequence[MetricValue] = (),
+    params: Mapping[str, str] | None = None,
 ) -> None:
-    """log_batch within MLflow's limits (100 params, 1000 metrics per call), with retries."""
-    for start in range(0, len(params), 100):
-        chunk = params[start : start + 100]
+    """Log params and metrics, within MLflow's limits (100 params, 1000 metrics per call),
+    with retries."""
+    items = list((params or {}).items())
+    if isinstance(client, SqliteRecordClient):
+        lite = client
+        for start in range(0, len(items), 100):
+            with_retry(partial(lite.log_params, run_id, dict(items[start : start + 100])))
+        for start in range(0, len(metrics), 1000):
+            with_retry(partial(lite.log_metrics, run_id, metrics[start : start + 1000]))
+        return
+    from mlflow.entities import Metric, Param
+
+    for start in range(0, len(items), 100):
+        chunk = [Param(key, value) for key, value in items[start : start + 100]]
         with_retry(partial(client.log_batch, run_id, params=chunk))
     for start in range(0, len(metrics), 1000):
-        chunk = metrics[start : start + 1000]
-        with_retry(partial(client.log_batch, run_id, metrics=chunk))
+        entities = [Metric(*metric) for metric in metrics[start : start + 1000]]
+        with_retry(partial(client.log_batch, run_id, metrics=entities))
 
 
-def touch_parent(client: MlflowClient, parent_id: str, end_ms: int | None = None) -> None:
+def touch_parent(client: RecordClient, parent_id: str, end_ms: int | None = None) -> None:
     """Mark the parent finished, ending when this stage's work ended (`end_ms`; None: now):
     each stage that joins it moves its end time. It started when its first stage did."""
     with_retry(lambda: client.set_terminated(parent_id, "FINISHED", end_ms))
