@@ -13,8 +13,10 @@ which is how `log_spans` receives them.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from functools import partial
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.tracking.identity import otel_trace_id, span_id_of, trace_id_of, trace_key
@@ -32,10 +34,33 @@ if TYPE_CHECKING:
 BATCH_ROWS = 500
 """Rows per write: one transaction each, small enough to keep memory flat."""
 
+SQLITE_BATCH_ROWS = 5000
+"""Rows per transaction on the local store: each commit writes every index page it
+touched, so fewer, larger transactions write MLflow's many trace indexes fewer times (a
+few MiB of rows per batch)."""
+
 LINKS_PER_CALL = 100
 """Traces per `link_traces_to_run` call (the store refuses more)."""
 
 TAG_PREFIX = "mlflow.traceTag."
+
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _json_text(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, default=str)`, without a new encoder per call
+    and, for a string, a number or a boolean, without the encoder at all: these are the
+    encoder's own spellings of them (most span attributes are such scalars)."""
+    kind = type(value)
+    if kind is str:
+        return str(encode_basestring(value))
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    return _encode(value)
 
 
 def log_rows_as_traces(
@@ -95,10 +120,10 @@ def _write_with_sqlite(
 
     artifact_root = client.get_experiment(experiment_id).artifact_location
     trace_ids: list[str] = []
-    for start in range(0, len(rows), BATCH_ROWS):
+    for start in range(0, len(rows), SQLITE_BATCH_ROWS):
         traces = [
             row_trace(rows[index], experiment_id, shift_ns[index] if shift_ns else 0)
-            for index in range(start, min(start + BATCH_ROWS, len(rows)))
+            for index in range(start, min(start + SQLITE_BATCH_ROWS, len(rows)))
         ]
         trace_ids += [trace.trace_id for trace in traces]
         with_retry(
@@ -122,7 +147,7 @@ def _log_spans(client: MlflowClient, experiment_id: str, spans: list[SpanRecord]
 
 def row_trace(row: TraceRow, experiment_id: str, shift_ns: int = 0) -> TraceSpans:
     """The row's trace as span records, with the ids its key determines."""
-    from llm_eval.tracking.sql_writes import TraceSpans
+    from llm_eval.tracking.mlflow_rows import TraceSpans
 
     plan = plan_spans(row)
     key = trace_key(row)
@@ -151,7 +176,7 @@ def _span(
     extra: dict[str, Any],
 ) -> SpanRecord:
     """One span; attribute values are JSON text, as MLflow stores them."""
-    from llm_eval.tracking.sql_writes import SpanRecord
+    from llm_eval.tracking.mlflow_rows import SpanRecord
 
     attributes = {
         "mlflow.traceRequestId": trace_id,
@@ -161,11 +186,7 @@ def _span(
         **plan.attributes,
         **extra,
     }
-    encoded = {
-        key: json.dumps(value, ensure_ascii=False, default=str)
-        for key, value in attributes.items()
-        if value is not None
-    }
+    encoded = {key: _json_text(value) for key, value in attributes.items() if value is not None}
     return SpanRecord(
         trace_id=trace_id,
         otel_trace_id=otel_trace_id,

@@ -59,13 +59,12 @@ from llm_eval.tracking.mlflow_rules import (
 
 __all__ = [
     "SpanRecord",
+    "TraceRows",
     "TraceSpans",
     "assessment_row",
     "feedback_from_row",
     "link_row",
-    "span_row",
-    "trace_info_row",
-    "trace_tag_rows",
+    "trace_rows",
 ]
 
 
@@ -102,13 +101,41 @@ def _stored_attributes(span: SpanRecord) -> dict[str, Any]:
     return sanitize_attributes(span.attributes)
 
 
-def span_row(span: SpanRecord, experiment_id: int, ascii_only: bool) -> dict[str, Any]:
-    """The `spans` row: the columns `log_spans` fills, and `Span.to_dict()` as `content`.
+@dataclass(frozen=True)
+class TraceRows:
+    """One trace's rows in `trace_info`, `trace_tags` and `spans`."""
+
+    info: dict[str, Any]
+    tags: list[dict[str, Any]]
+    spans: list[dict[str, Any]]
+
+
+def trace_rows(
+    trace: TraceSpans, experiment_id: int, artifact_root: str, ascii_only: bool
+) -> TraceRows:
+    """Every row `log_spans` writes for the trace. Each span's stored attributes and the
+    root's tags are worked out once here and shared by the three tables' rows (working
+    them out per table was most of the CPU of writing a trace).
 
     `ascii_only`: escape non-ASCII text in `content`, as MLflow does on MSSQL only (its
     column is not Unicode there); elsewhere the text stays searchable as typed.
     """
-    attributes = _stored_attributes(span)
+    spans = _stored_spans(trace)
+    root = _root(trace.spans)
+    root_attributes = next(attributes for span, attributes in spans if span is root)
+    root_tags = _root_tags(root_attributes)
+    return TraceRows(
+        info=_trace_info_row(trace, experiment_id, spans, root, root_attributes, root_tags),
+        tags=_trace_tag_rows(trace, artifact_root, root_tags),
+        spans=[_span_row(span, attrs, experiment_id, ascii_only) for span, attrs in spans],
+    )
+
+
+def _span_row(
+    span: SpanRecord, attributes: dict[str, Any], experiment_id: int, ascii_only: bool
+) -> dict[str, Any]:
+    """The `spans` row: the columns `log_spans` fills, and `Span.to_dict()` as `content`
+    (`attributes`: the span's as stored, `_stored_attributes`)."""
     content: dict[str, Any] = {
         "trace_id": _base64(span.otel_trace_id, 16),
         "span_id": _base64(span.span_id, 8),
@@ -160,7 +187,7 @@ def _base64(value: int, size: int) -> str:
 
 def _model_dimension(raw: str | None) -> str | None:
     """A model name or provider column, from the span's JSON attribute text."""
-    return bounded_model_dimension(try_parse_json_string(raw))
+    return bounded_model_dimension(_parsed_text(raw) if isinstance(raw, str) else raw)
 
 
 def _stored_spans(trace: TraceSpans) -> list[tuple[SpanRecord, dict[str, Any]]]:
@@ -177,14 +204,18 @@ def _root(spans: Sequence[SpanRecord]) -> SpanRecord:
     return root
 
 
-def trace_info_row(trace: TraceSpans, experiment_id: int) -> dict[str, Any]:
+def _trace_info_row(
+    trace: TraceSpans,
+    experiment_id: int,
+    spans: list[tuple[SpanRecord, dict[str, Any]]],
+    root: SpanRecord,
+    root_attributes: dict[str, Any],
+    root_tags: dict[str, str],
+) -> dict[str, Any]:
     """The `trace_info` row `log_spans` leaves for a trace it creates from these spans:
     times from the spans, state from the root span, previews of the root's inputs and
     outputs, token usage and cost summed over the span tree, trace name from the root's
     `mlflow.traceTag.mlflow.traceName` attribute."""
-    spans = _stored_spans(trace)
-    root = _root(trace.spans)
-    root_attributes = next(attributes for span, attributes in spans if span is root)
     start_ms = min(span.start_ns for span in trace.spans) // 1_000_000
     end_ms = max(span.end_ns for span in trace.spans) // 1_000_000
     row: dict[str, Any] = {
@@ -198,7 +229,7 @@ def trace_info_row(trace: TraceSpans, experiment_id: int) -> dict[str, Any]:
         "response_preview": None,
         # `log_spans` inserts 0 and bumps it once for the span write.
         "db_payload_generation": 1,
-        "trace_name": _root_tags(root_attributes).get(TraceTagKey.TRACE_NAME),
+        "trace_name": root_tags.get(TraceTagKey.TRACE_NAME),
         "session_id": _session_id(spans),
     }
     row.update(_previews(root_attributes))
@@ -245,6 +276,13 @@ def _session_id(spans: list[tuple[SpanRecord, dict[str, Any]]]) -> str | None:
     return session
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed_text(raw: str) -> Any:
+    """`try_parse_json_string`, remembered: the same tag values (model, benchmark, run id,
+    epoch) come back in every trace of a run."""
+    return try_parse_json_string(raw)
+
+
 def _root_tags(root_attributes: Mapping[str, Any]) -> dict[str, str]:
     """The trace tags carried as `mlflow.traceTag.<key>` root attributes, as `log_spans`
     restores them: a tag MLflow would refuse is skipped, a too long trace name refused."""
@@ -254,7 +292,7 @@ def _root_tags(root_attributes: Mapping[str, Any]) -> dict[str, str]:
         if not name.startswith(prefix):
             continue
         try:
-            key, value = validate_trace_tag(name[len(prefix) :], str(try_parse_json_string(raw)))
+            key, value = validate_trace_tag(name[len(prefix) :], str(_parsed_text(raw)))
         except MlflowRuleError:
             continue
         if key == TraceTagKey.TRACE_NAME:
@@ -263,15 +301,16 @@ def _root_tags(root_attributes: Mapping[str, Any]) -> dict[str, str]:
     return tags
 
 
-def trace_tag_rows(trace: TraceSpans, artifact_root: str) -> list[dict[str, Any]]:
+def _trace_tag_rows(
+    trace: TraceSpans, artifact_root: str, root_tags: dict[str, str]
+) -> list[dict[str, Any]]:
     """The `trace_tags` rows: artifact location, spans location, then the root span's tags
     (the trace name is a `trace_info` column, not a tag)."""
     values = {
         ARTIFACT_LOCATION_TAG: _artifact_location(artifact_root, trace.trace_id),
         TraceTagKey.SPANS_LOCATION: SPANS_IN_TRACKING_STORE,
     }
-    tags = _root_tags(_stored_attributes(_root(trace.spans)))
-    values.update((k, v) for k, v in tags.items() if k != TraceTagKey.TRACE_NAME)
+    values.update((k, v) for k, v in root_tags.items() if k != TraceTagKey.TRACE_NAME)
     return [{"request_id": trace.trace_id, "key": k, "value": v} for k, v in values.items()]
 
 

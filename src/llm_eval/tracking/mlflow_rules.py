@@ -10,6 +10,7 @@ that changes a rule fails there rather than leaving rows MLflow would not have w
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -153,11 +154,15 @@ def sanitize_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+_JSON_STRING_STARTS = frozenset('" \t\n\r')
+"""What JSON text of a string can start with: its quote, or blanks before it."""
+
+
 def _may_be_encoded_twice(value: Any) -> bool:
     """False only where `sanitize_attributes` cannot change the value, so most attributes
     are not parsed at all: it must be JSON of a string whose text starts (after blanks) with
     `"`, `{` or `[` - in JSON, a first character of `\\"`, `{`, `[`, a blank, or a `\\u` escape."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or value[:1] not in _JSON_STRING_STARTS:
         return False
     body = value.lstrip(" \t\n\r")
     if not body.startswith('"'):
@@ -380,13 +385,20 @@ _TAG_NAME = re.compile(r"^[/\w.\- :]*$")  # validate_param_and_metric_name, not 
 def validate_trace_tag(key: str, value: str) -> tuple[str, str]:
     """`utils.validation._validate_trace_tag`: a key of word characters, `/.- :` that names
     no other path; the value cut to 8,000 characters."""
+    _check_trace_tag_key(key)
+    return key, str(length_limited("value", MAX_TRACE_TAG_VAL_LENGTH, value, truncate=True))
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_trace_tag_key(key: str) -> None:
+    """The key half of `validate_trace_tag` (a pure function of the key: remembered, since
+    every trace carries the same few keys)."""
     if not _TAG_NAME.match(key):
         raise MlflowRuleError(f"invalid trace tag key {key!r}")
     normal = posixpath.normpath(key)
     if normal != key or normal == "." or normal.startswith(("..", "/")):
         raise MlflowRuleError(f"trace tag key {key!r} would resolve to {normal!r}")
     length_limited("key", MAX_TRACE_TAG_KEY_LENGTH, key)
-    return key, str(length_limited("value", MAX_TRACE_TAG_VAL_LENGTH, value, truncate=True))
 
 
 def source_type(value: str) -> str:

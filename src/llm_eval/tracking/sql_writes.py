@@ -31,9 +31,7 @@ from llm_eval.tracking.mlflow_rows import (
     assessment_row,
     feedback_from_row,
     link_row,
-    span_row,
-    trace_info_row,
-    trace_tag_rows,
+    trace_rows,
 )
 
 if TYPE_CHECKING:
@@ -144,9 +142,10 @@ def write_traces(
         for trace in traces:
             if trace.trace_id in stored:
                 continue
-            infos.append(trace_info_row(trace, int(experiment_id)))
-            tags += trace_tag_rows(trace, artifact_root)
-            spans += [span_row(span, int(experiment_id), ascii_only) for span in trace.spans]
+            rows = trace_rows(trace, int(experiment_id), artifact_root, ascii_only)
+            infos.append(rows.info)
+            tags += rows.tags
+            spans += rows.spans
             if run_id is not None:
                 links.append(link_row(trace.trace_id, run_id))
         if not infos:

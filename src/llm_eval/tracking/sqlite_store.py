@@ -259,6 +259,10 @@ def open_client(tracking_uri: str, experiment: str) -> SqliteRecordClient | None
     if not path.is_file():
         return None  # MLflow creates the schema
     connection = sqlite3.connect(path, timeout=30)
+    # MLflow's trace tables carry a dozen indexes: a write of a few thousand traces dirties
+    # thousands of their pages. With SQLite's default 2 MiB cache they spill and are written
+    # and read back again and again; up to 64 MiB (held only as used) writes each once.
+    connection.execute("PRAGMA cache_size = -65536")
     try:
         client = SqliteRecordClient(tracking_uri, connection)
         if not _usable(client, experiment):

@@ -12,6 +12,7 @@ add.
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,9 +24,7 @@ from llm_eval.tracking.mlflow_rows import (
     assessment_row,
     feedback_from_row,
     link_row,
-    span_row,
-    trace_info_row,
-    trace_tag_rows,
+    trace_rows,
 )
 from llm_eval.tracking.mlflow_rules import env_flag
 
@@ -66,7 +65,9 @@ def _insert(conn: sqlite3.Connection, table: str, rows: Sequence[Mapping[str, An
         return
     columns = list(rows[0])
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({_marks(len(columns))})"
-    conn.executemany(sql, [tuple(row[column] for column in columns) for row in rows])
+    values = operator.itemgetter(*columns)  # one C call per row, not a generator
+    conn.executemany(sql, [values(row) for row in rows] if len(columns) > 1 else
+                     [(row[columns[0]],) for row in rows])  # fmt: skip
 
 
 def stored_trace_ids(conn: sqlite3.Connection, trace_ids: Sequence[str]) -> set[str]:
@@ -96,10 +97,10 @@ def write_traces(
     with _write(conn):
         stored = stored_trace_ids(conn, [trace.trace_id for trace in traces])
         new = [trace for trace in traces if trace.trace_id not in stored]
-        _insert(conn, "trace_info", [trace_info_row(trace, experiment) for trace in new])
-        _insert(conn, "trace_tags", [t for x in new for t in trace_tag_rows(x, artifact_root)])
-        spans = [span_row(span, experiment, False) for trace in new for span in trace.spans]
-        _insert(conn, "spans", spans)
+        rows = [trace_rows(trace, experiment, artifact_root, False) for trace in new]
+        _insert(conn, "trace_info", [row.info for row in rows])
+        _insert(conn, "trace_tags", [tag for row in rows for tag in row.tags])
+        _insert(conn, "spans", [span for row in rows for span in row.spans])
         if run_id is not None:
             _insert(conn, "entity_associations", [link_row(t.trace_id, run_id) for t in new])
 

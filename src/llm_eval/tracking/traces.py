@@ -46,12 +46,16 @@ class TracePlan:
 
 def redacted(value: Any) -> Any:
     """`value` with every string inside it redacted."""
+    return _redacted(value, tuple(secret_values()))
+
+
+def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        return _redact_text(value, tuple(secret_values()))
+        return _redact_text(value, secrets)
     if isinstance(value, dict):
-        return {str(key): redacted(item) for key, item in value.items()}
+        return {str(key): _redacted(item, secrets) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [redacted(item) for item in value]
+        return [_redacted(item, secrets) for item in value]
     return value
 
 
