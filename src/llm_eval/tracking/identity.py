@@ -11,6 +11,7 @@ Pure Python: no MLflow import here.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ def trace_key(row: TraceRow) -> TraceKey:
     return (row.run_id, row.model, row.benchmark, row.task_id, str(row.epoch))
 
 
+@functools.lru_cache(maxsize=8192)
 def key_digest(key: TraceKey) -> bytes:
     """sha256 of the key; fields joined by NUL, which no field can contain."""
     return hashlib.sha256("\0".join(("llm-eval-trace", *key)).encode()).digest()

@@ -20,7 +20,7 @@ import functools
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,10 +233,10 @@ def _trace_info_row(
         "session_id": _session_id(spans),
     }
     row.update(_previews(root_attributes))
-    usage = aggregate_usage_from_span_nodes(_nodes(spans, SpanAttributeKey.CHAT_USAGE)) or {}
+    usage = _aggregate(spans, SpanAttributeKey.CHAT_USAGE, aggregate_usage_from_span_nodes)
     for key, column in TOKEN_COLUMN_BY_KEY.items():
         row[column] = token_count_or_none(usage.get(key))
-    cost = aggregate_cost_from_span_nodes(_nodes(spans, SpanAttributeKey.LLM_COST)) or {}
+    cost = _aggregate(spans, SpanAttributeKey.LLM_COST, aggregate_cost_from_span_nodes)
     for key, column in COST_COLUMN_BY_KEY.items():
         row[column] = finite_float_or_none(cost.get(key))
     return row
@@ -254,6 +254,18 @@ def _previews(attributes: Mapping[str, Any]) -> dict[str, str]:
     except Exception:
         pass
     return previews
+
+
+def _aggregate(
+    spans: list[tuple[SpanRecord, dict[str, Any]]],
+    key: str,
+    aggregate: Callable[[list[Any]], dict[str, Any] | None],
+) -> dict[str, Any]:
+    """The usage or cost summed over the span tree; none (as MLflow finds) when no span
+    carries the attribute, without building the tree."""
+    if not any(key in attributes for _, attributes in spans):
+        return {}
+    return aggregate(_nodes(spans, key)) or {}
 
 
 def _nodes(spans: list[tuple[SpanRecord, dict[str, Any]]], key: str) -> list[Any]:

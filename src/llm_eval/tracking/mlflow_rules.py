@@ -140,9 +140,15 @@ def sanitize_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
     that touches our spans: an attribute that is JSON text of a string which is itself JSON
     of a string, object or list (e.g. an error message that is a provider's JSON body)
     loses one layer of encoding."""
-    cleaned: dict[str, Any] = {}
+    cleaned: dict[str, Any] = dict(attributes)
     for key, value in attributes.items():
-        cleaned[key] = value
+        # Most values are JSON of a word, a number or an object: turned away on their first
+        # two characters before the full test.
+        if not isinstance(value, str):
+            continue
+        first = value[:1]
+        if (first == '"' and value[1:2] not in _AFTER_QUOTE) or first not in _JSON_STRING_STARTS:
+            continue
         if not _may_be_encoded_twice(value):
             continue
         try:
@@ -155,6 +161,8 @@ def sanitize_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 _JSON_STRING_STARTS = frozenset('" \t\n\r')
+_AFTER_QUOTE = frozenset("{[ \\")
+"""What follows the opening quote of a string `_may_be_encoded_twice` can accept."""
 """What JSON text of a string can start with: its quote, or blanks before it."""
 
 
