@@ -166,13 +166,18 @@ def _span_row(
         "end_time_unix_nano": span.end_ns,
         # MLflow's TraceJSONEncoder only differs from json's for objects JSON cannot hold;
         # a span dictionary holds strings, numbers and lists.
-        "content": json.dumps(content, ensure_ascii=ascii_only),
+        "content": (_ASCII_JSON if ascii_only else _UNICODE_JSON)(content),
         "input_cost": finite_float_or_none(cost.get("input_cost")),
         "output_cost": finite_float_or_none(cost.get("output_cost")),
         "total_cost": finite_float_or_none(cost.get("total_cost")),
         "model_name": _model_dimension(attributes.get(SpanAttributeKey.MODEL)),
         "model_provider": _model_dimension(attributes.get(SpanAttributeKey.MODEL_PROVIDER)),
     }
+
+
+_ASCII_JSON = json.JSONEncoder(ensure_ascii=True).encode
+_UNICODE_JSON = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(..., ensure_ascii=...)` without a new encoder for every span."""
 
 
 def _hex_id(span_id: int | None) -> str | None:
