@@ -208,20 +208,26 @@ def test_only_wrong_reruns_exactly_the_wrong_rows_into_the_same_file(
     assert all(line in text for line in right_lines)  # the right rows were left as they were
 
 
-def test_only_wrong_reruns_into_the_trace_the_scored_rows_came_from_and_says_so(
-    stub_root: tuple[Path, StubServer], tmp_path: Path
-) -> None:
-    root, stub = stub_root
+def scored_with_three_wrong(root: Path, stub: StubServer, tmp_path: Path) -> tuple[Path, Path]:
+    """Run sample_math against a stub that knows five of its answers (three rows wrong),
+    score the trace, then let the stub know every answer; (trace, scored file)."""
     trace, scored = tmp_path / "traces" / "stub.jsonl", tmp_path / "scored" / "stub.jsonl"
     answers = answers_by_question(root, "sample_math")
     stub.set_config(answer_fn=knowing(dict(list(answers.items())[:5])))  # three wrong
     assert run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math", "--no-cache",
                    "--output", str(trace)).returncode == 0  # fmt: skip
     assert run_cli(root, "score", "--results", str(trace), "--output", str(scored)).returncode == 0
-    scored_bytes = scored.read_bytes()
-
     stub.reset()
     stub.set_config(answer_fn=knowing(answers))
+    return trace, scored
+
+
+def test_only_wrong_reruns_into_the_trace_the_scored_rows_came_from_and_says_so(
+    stub_root: tuple[Path, StubServer], tmp_path: Path
+) -> None:
+    root, stub = stub_root
+    trace, scored = scored_with_three_wrong(root, stub, tmp_path)
+    scored_bytes = scored.read_bytes()
     rerun = run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math",
                     "--only-wrong", str(scored))  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
@@ -235,17 +241,9 @@ def test_only_wrong_into_a_new_output_copies_the_trace_then_reruns_the_wrong_row
     stub_root: tuple[Path, StubServer], tmp_path: Path
 ) -> None:
     root, stub = stub_root
-    trace, scored = tmp_path / "traces" / "stub.jsonl", tmp_path / "scored" / "stub.jsonl"
+    trace, scored = scored_with_three_wrong(root, stub, tmp_path)
     rerun_trace = tmp_path / "reruns" / "stub.jsonl"
-    answers = answers_by_question(root, "sample_math")
-    stub.set_config(answer_fn=knowing(dict(list(answers.items())[:5])))  # three wrong
-    assert run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math", "--no-cache",
-                   "--output", str(trace)).returncode == 0  # fmt: skip
-    assert run_cli(root, "score", "--results", str(trace), "--output", str(scored)).returncode == 0
     trace_bytes = trace.read_bytes()
-
-    stub.reset()
-    stub.set_config(answer_fn=knowing(answers))
     rerun = run_cli(root, "run", "--model", "stub", "--benchmark", "sample_math",
                     "--only-wrong", str(scored), "--output", str(rerun_trace))  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
