@@ -53,7 +53,7 @@ def _json_text(value: Any) -> str:
     encoder's own spellings of them (most span attributes are such scalars)."""
     kind = type(value)
     if kind is str:
-        return str(encode_basestring(value))
+        return encode_basestring(value)
     if kind is bool:
         return "true" if value else "false"
     if kind is int:
