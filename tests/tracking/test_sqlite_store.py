@@ -229,3 +229,37 @@ def test_a_param_cannot_change(template: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="param 'k'"):
         client.log_params(run_id, {"k": "2"})
     client.close()
+
+
+def test_the_collector_rests_while_the_local_store_is_written(
+    template: Path, tmp_path: Path
+) -> None:
+    """The cycle collector is off inside the local writer's block and as it was after,
+    an error included; MLflow's path (a missing store here) keeps it on."""
+    import gc
+    from types import SimpleNamespace
+
+    from llm_eval.tracking.stages import _store_client
+
+    uri = copy_store(template, tmp_path / "store")
+    context: Any = SimpleNamespace(tracking_uri=uri, experiment=EXPERIMENT)
+    assert gc.isenabled()
+    with _store_client(context) as client:
+        assert isinstance(client, SqliteRecordClient)
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), _store_client(context):
+        raise RuntimeError("a failed write")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with _store_client(context):
+            pass
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+    context = SimpleNamespace(tracking_uri=f"sqlite:///{tmp_path / 'new.db'}",
+                              experiment=EXPERIMENT)  # fmt: skip
+    with _store_client(context) as client:
+        assert not isinstance(client, SqliteRecordClient)
+        assert gc.isenabled()

@@ -5,6 +5,7 @@ report), nested under the pipeline's parent run. Imported only when tracking is 
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import time
@@ -107,7 +108,8 @@ def _store_client(ctx: StageContext) -> Iterator[RecordClient]:
     lite = store.with_retry(lambda: open_client(ctx.tracking_uri, ctx.experiment))
     if lite is not None:
         try:
-            yield lite
+            with collector_paused():
+                yield lite
         finally:
             lite.close()
         return
@@ -115,6 +117,28 @@ def _store_client(ctx: StageContext) -> Iterator[RecordClient]:
     quiet_mlflow()
     with store.global_tracking_uri(ctx.tracking_uri):
         yield store.client_for(ctx)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while the local store's record is written, then back
+    as it was.
+
+    Writing a record allocates a few objects per stored row, which starts a young
+    collection every 700 allocations; every 10th and 100th of those also walks the older
+    generations, where every object the stage still holds lives (a run's rows, clients and
+    tasks). Inside `run` that was about a tenth of the record's CPU (0.68-0.75 s paused
+    against 0.76-0.84 s for 2,000 rows). The local writer makes no reference cycles worth
+    collecting (rows, dicts and tuples are freed by their counts); MLflow's API path, whose
+    sessions do make cycles, keeps the collector on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _log_model_runs(
