@@ -186,7 +186,12 @@ def _span(
         **plan.attributes,
         **extra,
     }
-    encoded = {key: _json_text(value) for key, value in attributes.items() if value is not None}
+    values = {key: value for key, value in attributes.items() if value is not None}
+    # Strings are most attributes: `encode_basestring` for them without `_json_text`'s call.
+    encoded = {
+        key: encode_basestring(value) if type(value) is str else _json_text(value)
+        for key, value in values.items()
+    }
     return SpanRecord(
         trace_id=trace_id,
         otel_trace_id=otel_trace_id,
@@ -198,6 +203,7 @@ def _span(
         end_ns=plan.end_ns + shift_ns,
         error=plan.error,
         attributes=encoded,
+        values=values,
     )
 
 

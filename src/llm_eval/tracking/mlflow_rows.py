@@ -35,6 +35,7 @@ from llm_eval.tracking.mlflow_rules import (
     SPANS_IN_TRACKING_STORE,
     TOKEN_COLUMN_BY_KEY,
     TRACE_FOLDER_NAME,
+    UNPARSED,
     EntityAssociationType,
     MlflowRuleError,
     SpanAttributeKey,
@@ -82,6 +83,10 @@ class SpanRecord:
     end_ns: int
     error: bool
     attributes: dict[str, str]
+    values: Mapping[str, Any] | None = None
+    """The attributes before JSON encoding, where the builder kept them (`bulk_traces`):
+    the rules below read a value from here instead of decoding its text again, wherever
+    `sanitize_attributes` left that text as it was built."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,19 @@ class TraceSpans:
 def _stored_attributes(span: SpanRecord) -> dict[str, Any]:
     """The span's attributes as `log_spans` stores and reads them (`sanitize_attributes`)."""
     return sanitize_attributes(span.attributes)
+
+
+def _kept_value(span: SpanRecord, stored: Mapping[str, Any], key: str) -> Any:
+    """The value the stored text of attribute `key` encodes, as the builder kept it, or
+    `UNPARSED` where it kept none or `sanitize_attributes` changed the text (the caller
+    then decodes the stored text as MLflow does). An absent attribute is None."""
+    text = stored.get(key)
+    if text is None:
+        return None
+    values = span.values
+    if values is None or text is not span.attributes.get(key):
+        return UNPARSED
+    return values[key]
 
 
 @dataclass(frozen=True)
@@ -123,7 +141,7 @@ def trace_rows(
     spans = _stored_spans(trace)
     root = _root(trace.spans)
     root_attributes = next(attributes for span, attributes in spans if span is root)
-    root_tags = _root_tags(root_attributes)
+    root_tags = _root_tags(root, root_attributes)
     return TraceRows(
         info=_trace_info_row(trace, experiment_id, spans, root, root_attributes, root_tags),
         tags=_trace_tag_rows(trace, artifact_root, root_tags),
@@ -237,7 +255,7 @@ def _trace_info_row(
         "trace_name": root_tags.get(TraceTagKey.TRACE_NAME),
         "session_id": _session_id(spans),
     }
-    row.update(_previews(root_attributes))
+    row.update(_previews(root, root_attributes))
     usage = _aggregate(spans, SpanAttributeKey.CHAT_USAGE, aggregate_usage_from_span_nodes)
     for key, column in TOKEN_COLUMN_BY_KEY.items():
         row[column] = token_count_or_none(usage.get(key))
@@ -247,15 +265,17 @@ def _trace_info_row(
     return row
 
 
-def _previews(attributes: Mapping[str, Any]) -> dict[str, str]:
+def _previews(root: SpanRecord, attributes: Mapping[str, Any]) -> dict[str, str]:
     """`_update_trace_info_attributes`: request and response previews of the root span;
     one that fails to build ends the attempt, keeping what was built (as MLflow)."""
     previews: dict[str, str] = {}
     try:
         if inputs := attributes.get(SpanAttributeKey.INPUTS):
-            previews["request_preview"] = truncated_preview(inputs, role="user")
+            parsed = _kept_value(root, attributes, SpanAttributeKey.INPUTS)
+            previews["request_preview"] = truncated_preview(inputs, "user", parsed)
         if outputs := attributes.get(SpanAttributeKey.OUTPUTS):
-            previews["response_preview"] = truncated_preview(outputs, role="assistant")
+            parsed = _kept_value(root, attributes, SpanAttributeKey.OUTPUTS)
+            previews["response_preview"] = truncated_preview(outputs, "assistant", parsed)
     except Exception:
         pass
     return previews
@@ -275,7 +295,13 @@ def _aggregate(
 
 def _nodes(spans: list[tuple[SpanRecord, dict[str, Any]]], key: str) -> list[Any]:
     return [
-        span_aggregation_node(str(_hex_id(span.span_id)), _hex_id(span.parent_id), attrs, key)
+        span_aggregation_node(
+            str(_hex_id(span.span_id)),
+            _hex_id(span.parent_id),
+            attrs,
+            key,
+            _kept_value(span, attrs, key),
+        )  # fmt: skip
         for span, attrs in spans
     ]
 
@@ -300,7 +326,7 @@ def _parsed_text(raw: str) -> Any:
     return try_parse_json_string(raw)
 
 
-def _root_tags(root_attributes: Mapping[str, Any]) -> dict[str, str]:
+def _root_tags(root: SpanRecord, root_attributes: Mapping[str, Any]) -> dict[str, str]:
     """The trace tags carried as `mlflow.traceTag.<key>` root attributes, as `log_spans`
     restores them: a tag MLflow would refuse is skipped, a too long trace name refused."""
     prefix = SpanAttributeKey.TRACE_TAG_PREFIX
@@ -308,8 +334,10 @@ def _root_tags(root_attributes: Mapping[str, Any]) -> dict[str, str]:
     for name, raw in root_attributes.items():
         if not name.startswith(prefix):
             continue
+        kept = _kept_value(root, root_attributes, name)
+        text = kept if type(kept) is str else _parsed_text(raw)
         try:
-            key, value = validate_trace_tag(name[len(prefix) :], str(_parsed_text(raw)))
+            key, value = validate_trace_tag(name[len(prefix) :], str(text))
         except MlflowRuleError:
             continue
         if key == TraceTagKey.TRACE_NAME:

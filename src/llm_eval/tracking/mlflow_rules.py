@@ -117,6 +117,10 @@ def env_flag(name: str, default: bool) -> bool:
 # --------------------------------------------------------------------------- JSON text
 
 
+UNPARSED: Any = object()
+"""No decoded value given: the function decodes the text itself."""
+
+
 def try_parse_json_string(value: Any) -> Any:
     """`sqlalchemy_store._try_parse_json_string`: the string a JSON text encodes, else the
     value unchanged."""
@@ -195,6 +199,8 @@ def finite_float_or_none(value: Any) -> float | None:
 
 def token_count_or_none(value: Any) -> int | None:
     """`trace_analytics.token_count_or_none`: a whole number that fits a BIGINT, else None."""
+    if type(value) is int:  # the usual case, without the decimal round trip
+        return value if _BIGINT[0] <= value <= _BIGINT[1] else None
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -243,10 +249,15 @@ class SpanAggregationNode:
 
 
 def span_aggregation_node(
-    span_id: str, parent_id: str | None, attributes: dict[str, Any], key: str
+    span_id: str,
+    parent_id: str | None,
+    attributes: dict[str, Any],
+    key: str,
+    parsed: Any = UNPARSED,
 ) -> SpanAggregationNode:
-    """`sqlalchemy_store._span_aggregation_node`: the span's usage or cost object, if any."""
-    value = attributes.get(key)
+    """`sqlalchemy_store._span_aggregation_node`: the span's usage or cost object, if any
+    (`parsed`: what the attribute's text decodes to, where the caller knows it)."""
+    value = attributes.get(key) if parsed is UNPARSED else parsed
     if isinstance(value, str):
         value = try_json_loads(value)
     return SpanAggregationNode(span_id, parent_id, value if isinstance(value, dict) else None)
@@ -300,16 +311,19 @@ def aggregate_cost_from_span_nodes(nodes: list[SpanAggregationNode]) -> dict[str
 # --------------------------------------------------------------------------- previews
 
 
-def truncated_preview(text: str, role: str) -> str:
+def truncated_preview(text: str, role: str, parsed: Any = UNPARSED) -> str:
     """`tracing.utils.truncation._get_truncated_preview` for a JSON attribute text: the
     last `role` message's text when the object holds chat messages (`messages`, `choices`,
     `input`, `output`, `request`), else the text itself; cut to 1,000 characters (1,000 is
-    MLflow's limit for every tracking URI but Databricks')."""
+    MLflow's limit for every tracking URI but Databricks'). `parsed`: what `text` decodes
+    to, where the caller knows it."""
     content: Any = None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        obj = None
+    obj = parsed
+    if obj is UNPARSED:
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError:
+            obj = None
     if obj is not None and (messages := _messages(obj)):
         content = _message_text(_last_message(messages, role))
     content = content or text
