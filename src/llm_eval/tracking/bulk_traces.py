@@ -12,14 +12,13 @@ which is how `log_spans` receives them.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from functools import partial
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
 from llm_eval.tracking.identity import otel_trace_id, span_id_of, trace_id_of, trace_key
+from llm_eval.tracking.json_text import attribute_text
 from llm_eval.tracking.sqlite_store import SqliteRecordClient
 from llm_eval.tracking.traces import SpanPlan, plan_spans
 
@@ -43,24 +42,6 @@ LINKS_PER_CALL = 100
 """Traces per `link_traces_to_run` call (the store refuses more)."""
 
 TAG_PREFIX = "mlflow.traceTag."
-
-_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
-
-
-def _json_text(value: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False, default=str)`, without a new encoder per call
-    and, for a string, a number or a boolean, without the encoder at all: these are the
-    encoder's own spellings of them (most span attributes are such scalars)."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and math.isfinite(value):
-        return float.__repr__(value)
-    return _encode(value)
 
 
 def log_rows_as_traces(
@@ -189,7 +170,7 @@ def _span(
     values = {key: value for key, value in attributes.items() if value is not None}
     # Strings are most attributes: `encode_basestring` for them without `_json_text`'s call.
     encoded = {
-        key: encode_basestring(value) if type(value) is str else _json_text(value)
+        key: encode_basestring(value) if type(value) is str else attribute_text(value)
         for key, value in values.items()
     }
     return SpanRecord(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_eval.tracking.feedback import FeedbackError, FeedbackRecord, FeedbackSource
+from llm_eval.tracking.json_text import ascii_json, unicode_json
 from llm_eval.tracking.mlflow_rules import (
     ARTIFACT_LOCATION_TAG,
     ARTIFACTS_FOLDER_NAME,
@@ -184,18 +185,13 @@ def _span_row(
         "end_time_unix_nano": span.end_ns,
         # MLflow's TraceJSONEncoder only differs from json's for objects JSON cannot hold;
         # a span dictionary holds strings, numbers and lists.
-        "content": (_ASCII_JSON if ascii_only else _UNICODE_JSON)(content),
+        "content": (ascii_json if ascii_only else unicode_json)(content),
         "input_cost": finite_float_or_none(cost.get("input_cost")),
         "output_cost": finite_float_or_none(cost.get("output_cost")),
         "total_cost": finite_float_or_none(cost.get("total_cost")),
         "model_name": _model_dimension(attributes.get(SpanAttributeKey.MODEL)),
         "model_provider": _model_dimension(attributes.get(SpanAttributeKey.MODEL_PROVIDER)),
     }
-
-
-_ASCII_JSON = json.JSONEncoder(ensure_ascii=True).encode
-_UNICODE_JSON = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(..., ensure_ascii=...)` without a new encoder for every span."""
 
 
 def _hex_id(span_id: int | None) -> str | None:
