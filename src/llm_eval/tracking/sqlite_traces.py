@@ -20,6 +20,7 @@ from typing import Any
 
 from llm_eval.tracking.feedback import FeedbackRecord
 from llm_eval.tracking.mlflow_rows import (
+    TraceRows,
     TraceSpans,
     assessment_row,
     feedback_from_row,
@@ -41,7 +42,7 @@ def rollups_enabled() -> bool:
 
 
 @contextmanager
-def _write(conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """One write transaction: foreign keys checked (as MLflow's sessions have them), the
     write lock taken first, committed at the end or rolled back on error."""
     conn.execute("PRAGMA foreign_keys = ON")  # a no-op inside a transaction, so first
@@ -94,15 +95,24 @@ def write_traces(
     if not traces:
         return
     experiment = int(experiment_id)
-    with _write(conn):
+    with write_transaction(conn):
         stored = stored_trace_ids(conn, [trace.trace_id for trace in traces])
         new = [trace for trace in traces if trace.trace_id not in stored]
         rows = [trace_rows(trace, experiment, artifact_root, False) for trace in new]
-        _insert(conn, "trace_info", [row.info for row in rows])
-        _insert(conn, "trace_tags", [tag for row in rows for tag in row.tags])
-        _insert(conn, "spans", [span for row in rows for span in row.spans])
-        if run_id is not None:
-            _insert(conn, "entity_associations", [link_row(t.trace_id, run_id) for t in new])
+        insert_trace_rows(conn, rows, run_id)
+
+
+def insert_trace_rows(
+    conn: sqlite3.Connection, rows: Sequence[TraceRows], run_id: str | None
+) -> None:
+    """Insert traces' built rows (`trace_rows`) and their links to `run_id` (if any),
+    inside the caller's `write_transaction`."""
+    _insert(conn, "trace_info", [row.info for row in rows])
+    _insert(conn, "trace_tags", [tag for row in rows for tag in row.tags])
+    _insert(conn, "spans", [span for row in rows for span in row.spans])
+    if run_id is not None:
+        links = [link_row(row.info["request_id"], run_id) for row in rows]
+        _insert(conn, "entity_associations", links)
 
 
 def valid_assessments(
@@ -137,7 +147,7 @@ def write_assessments(
     if not records and not invalidate:
         return
     trace_ids = sorted({record.trace_id for record in records})
-    with _write(conn):
+    with write_transaction(conn):
         for chunk in _chunks(invalidate):
             marks = _marks(len(chunk))
             conn.execute(
