@@ -168,7 +168,8 @@ def _span(
         **extra,
     }
     values = {key: value for key, value in attributes.items() if value is not None}
-    # Strings are most attributes: `encode_basestring` for them without `_json_text`'s call.
+    # Strings are most attributes: `encode_basestring` for them, without a call through
+    # `attribute_text`.
     encoded = {
         key: encode_basestring(value) if type(value) is str else attribute_text(value)
         for key, value in values.items()

@@ -297,7 +297,7 @@ def _nodes(spans: list[tuple[SpanRecord, dict[str, Any]]], key: str) -> list[Any
             attrs,
             key,
             _kept_value(span, attrs, key),
-        )  # fmt: skip
+        )
         for span, attrs in spans
     ]
 

@@ -256,10 +256,13 @@ def span_aggregation_node(
     parsed: Any = UNPARSED,
 ) -> SpanAggregationNode:
     """`sqlalchemy_store._span_aggregation_node`: the span's usage or cost object, if any
-    (`parsed`: what the attribute's text decodes to, where the caller knows it)."""
-    value = attributes.get(key) if parsed is UNPARSED else parsed
-    if isinstance(value, str):
-        value = try_json_loads(value)
+    (`parsed`: what `try_json_loads` of the attribute's text gives, where the caller knows
+    it)."""
+    value = parsed
+    if value is UNPARSED:
+        value = attributes.get(key)
+        if isinstance(value, str):
+            value = try_json_loads(value)
     return SpanAggregationNode(span_id, parent_id, value if isinstance(value, dict) else None)
 
 
