@@ -97,8 +97,6 @@ def write_feedback(
     client: RecordClient, feedback: list[FeedbackRecord], invalidate: list[tuple[str, str]]
 ) -> None:
     """Write the new verdicts; mark `invalidate` ((trace id, assessment id)) not valid."""
-    from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
-
     ids = [assessment_id for _, assessment_id in invalidate]
     if isinstance(client, SqliteRecordClient):
         from llm_eval.tracking import sqlite_traces
@@ -106,6 +104,8 @@ def write_feedback(
         write = partial(sqlite_traces.write_assessments, client.connection, feedback, ids)
         store.with_retry(write)
         return
+    from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_assessments
+
     sql = sql_store(client)
     if sql is not None and bulk_write(partial(write_assessments, sql, feedback, ids), "assessment"):
         return

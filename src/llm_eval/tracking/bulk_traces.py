@@ -3,7 +3,7 @@
 `MlflowClient.start_trace` / `start_span` / `end_trace` cost about 30 ms of SQLite work per
 row (a transaction for the trace, one per span export). Here every row's spans (planned by
 `traces.plan_spans`, with the ids `identity` derives from the row's key) are built offline as
-span records (`sql_writes.SpanRecord`) and written a batch at a time: on MLflow's SQL store as
+span records (`mlflow_rows.SpanRecord`) and written a batch at a time: on MLflow's SQL store as
 bulk inserts (`sql_writes`, one transaction per batch, traces already stored skipped),
 elsewhere with one `log_spans` call per batch and `link_traces_to_run`, 100 per call (the
 store's limit). Trace tags also travel as `mlflow.traceTag.<key>` attributes of the root span,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from mlflow.entities import Span
 
     from llm_eval.schemas import TraceRow
-    from llm_eval.tracking.sql_writes import SpanRecord, TraceSpans
+    from llm_eval.tracking.mlflow_rows import SpanRecord, TraceSpans
     from llm_eval.tracking.store import RecordClient
 
 BATCH_ROWS = 500
@@ -59,10 +59,10 @@ def log_rows_as_traces(
     carry simulated clocks, see the caller). On MLflow's SQL store the traces are bulk inserts
     (`sql_writes`); elsewhere, or if such a write fails, they go through MLflow's `log_spans`.
     """
-    from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_traces
-
     if isinstance(client, SqliteRecordClient):
         return _write_with_sqlite(client, experiment_id, run_id, rows, shift_ns)
+    from llm_eval.tracking.sql_writes import bulk_write, sql_store, write_traces
+
     store = sql_store(client)
     artifact_root = client.get_experiment(experiment_id).artifact_location if store else ""
     trace_ids: list[str] = []

@@ -48,12 +48,12 @@ def store_view(
     client: RecordClient, experiment_id: str, rows: Sequence[TraceRow], *, verdicts: bool
 ) -> StoreView:
     """Look up the rows' traces (and verdicts) in the store."""
-    from llm_eval.tracking.assessments import FEEDBACK_NAME
-    from llm_eval.tracking.sql_writes import sql_store, stored_trace_ids, valid_assessments
-
     ids = [trace_id_of(trace_key(row)) for row in rows]
     if isinstance(client, SqliteRecordClient):
         return _sqlite_view(client, ids, verdicts)
+    from llm_eval.tracking.assessments import FEEDBACK_NAME
+    from llm_eval.tracking.sql_writes import sql_store, stored_trace_ids, valid_assessments
+
     sql = sql_store(client)
     if sql is None:
         return _api_view(client, experiment_id, rows, set(ids), verdicts)
